@@ -1,0 +1,82 @@
+# cno-nmstate: see README.md. `make test` is the one test command; `make demo`
+# runs the plugin against an embedded control plane.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+GO          ?= go
+BIN         := $(CURDIR)/bin
+TOOLS_DIR   := hack/tools
+KUBE_VERSION := v1.37.2
+KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=1 \
+	-X k8s.io/component-base/version.gitMinor=37 \
+	-X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION) \
+	-X k8s.io/client-go/pkg/version.gitMajor=1 \
+	-X k8s.io/client-go/pkg/version.gitMinor=37
+TOOL_BUILD  := cd $(TOOLS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath
+
+CONTROLLER_GEN := $(BIN)/controller-gen
+KUBE_APISERVER := $(BIN)/kube-apiserver
+ETCD           := $(BIN)/etcd
+KUBECTL        := $(BIN)/kubectl
+TOOLS := $(CONTROLLER_GEN) $(KUBE_APISERVER) $(ETCD) $(KUBECTL)
+
+# envtest finds kube-apiserver, etcd and kubectl here.
+export KUBEBUILDER_ASSETS := $(BIN)
+
+.PHONY: all build test unit e2e fuzz generate verify bench demo tools clean
+
+all: build
+
+# Each tool is rebuilt only when the tools module changes; Go's build cache makes
+# a rebuild after a module bump cheap for whatever did not change.
+tools: $(TOOLS)
+
+$(CONTROLLER_GEN): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
+	$(TOOL_BUILD) -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(ETCD): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
+	$(TOOL_BUILD) -o $@ go.etcd.io/etcd/server/v3
+
+$(KUBE_APISERVER): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
+	$(TOOL_BUILD) -ldflags "$(KUBE_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(KUBECTL): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
+	$(TOOL_BUILD) -ldflags "$(KUBE_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kubectl
+
+build:
+	$(GO) build -o $(BIN)/cno-nmstate ./cmd/cno-nmstate
+
+# The one test command: unit tests, then the end-to-end tests against a real
+# kube-apiserver and etcd that `make tools` builds.
+test: tools
+	$(GO) test -count=1 ./...
+
+unit:
+	$(GO) test -count=1 ./pkg/... ./cmd/...
+
+generate: $(CONTROLLER_GEN)
+	CONTROLLER_GEN=$(CONTROLLER_GEN) hack/generate.sh .
+
+# Fails when a generated file differs from what `make generate` writes, when
+# a file is not gofmt-clean, or when go vet complains.
+verify: $(CONTROLLER_GEN)
+	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	CONTROLLER_GEN=$(CONTROLLER_GEN) hack/generate.sh "$$tmp"; \
+	status=0; \
+	for f in $$(cd "$$tmp" && find . -type f | sort); do \
+		if ! diff -u "$$f" "$$tmp/$$f" >/dev/null 2>&1; then \
+			echo "generated file out of date: $$f (run make generate)"; status=1; fi; \
+	done; \
+	exit $$status
+	$(GO) mod tidy -diff
+
+bench: tools
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,93 @@
+package nmstate
+
+import (
+	"fmt"
+	"slices"
+
+	configv1 "github.com/openshift/api/config/v1"
+)
+
+// Reasons are API: SREs alert and search on them, so they never change.
+const (
+	ReasonPlatformDefault             = "PlatformDefault"
+	ReasonPlatformNotDefault          = "PlatformNotDefault"
+	ReasonUserEnabled                 = "UserEnabled"
+	ReasonUserDisabled                = "UserDisabled"
+	ReasonManagedByStandaloneOperator = "ManagedByStandaloneOperator"
+	ReasonDefaultGateOff              = "DefaultGateOff"
+
+	// Input problems: reported as Degraded, nothing deployed is changed.
+	ReasonInvalidConfig         = "InvalidConfig"
+	ReasonInvalidInfrastructure = "InvalidInfrastructure"
+	ReasonMissingImage          = "MissingImage"
+	// ReasonFailed is any other error, e.g. the API server refusing an apply.
+	ReasonFailed = "Failed"
+)
+
+// Decision is whether kubernetes-nmstate runs, and why in words a user can act on.
+type Decision struct {
+	Enabled bool
+	Reason  string
+	Message string
+}
+
+const (
+	howToEnable  = "to enable it, run: oc patch network.operator cluster --type merge -p '{\"spec\":{\"kubernetesNMState\":{\"mode\":\"Enabled\"}}}'"
+	howToDisable = "to disable it, set spec.kubernetesNMState.mode to Disabled with: oc edit network.operator cluster"
+)
+
+// Decide implements the decision table of docs/decision-table.md.
+func Decide(cfg Config, c Cluster) Decision {
+	inputs := fmt.Sprintf("%s, mode %s", c, modeName(cfg.Mode))
+
+	if c.StandaloneOperator {
+		return Decision{
+			Reason: ReasonManagedByStandaloneOperator,
+			Message: fmt.Sprintf("kubernetes-nmstate is managed by the standalone kubernetes-nmstate operator (an NMState CR or the operator is present), "+
+				"so the Cluster Network Operator deploys nothing: only one handler may run per node (%s); "+
+				"to hand over to the Cluster Network Operator, delete the NMState CR and uninstall the operator, your NodeNetworkConfigurationPolicies are kept", inputs),
+		}
+	}
+
+	switch cfg.Mode {
+	case ModeEnabled:
+		return Decision{Enabled: true, Reason: ReasonUserEnabled,
+			Message: fmt.Sprintf("kubernetes-nmstate is enabled by spec.kubernetesNMState.mode (%s)%s; %s", inputs, placementNote(c), howToDisable)}
+	case ModeDisabled:
+		return Decision{Reason: ReasonUserDisabled,
+			Message: fmt.Sprintf("kubernetes-nmstate is disabled by spec.kubernetesNMState.mode (%s); the nmstate.io CRDs and NodeNetworkConfigurationPolicies are kept; %s", inputs, howToEnable)}
+	}
+
+	if !c.DefaultOnGate {
+		return Decision{Reason: ReasonDefaultGateOff,
+			Message: fmt.Sprintf("kubernetes-nmstate is off by default in this release: feature gate KubernetesNMStateByDefault is not enabled (%s); %s", inputs, howToEnable)}
+	}
+	if c.ControlPlaneTopology == configv1.ExternalTopologyMode {
+		return Decision{Reason: ReasonPlatformNotDefault,
+			Message: fmt.Sprintf("kubernetes-nmstate is off by default with a hosted (External) control plane (%s); %s", inputs, howToEnable)}
+	}
+	if slices.Contains(DefaultOnPlatforms, c.Platform) {
+		return Decision{Enabled: true, Reason: ReasonPlatformDefault,
+			Message: fmt.Sprintf("kubernetes-nmstate is on by default on %s (%s); %s", c.Platform, inputs, howToDisable)}
+	}
+	return Decision{Reason: ReasonPlatformNotDefault,
+		Message: fmt.Sprintf("kubernetes-nmstate is off by default on %s; it is on by default only on %s (%s); %s",
+			c.Platform, join(DefaultOnPlatforms), inputs, howToEnable)}
+}
+
+func modeName(m Mode) string {
+	if m == ModeDefault {
+		return "omitted (platform default)"
+	}
+	return string(m)
+}
+
+// placementNote says where things run when that differs from the obvious:
+// with a hosted control plane everything, the webhook included, runs on the
+// hosted cluster's workers.
+func placementNote(c Cluster) string {
+	if c.ControlPlaneTopology == configv1.ExternalTopologyMode {
+		return "; the control plane is hosted (External), so the handler and the webhook both run on this cluster's worker nodes"
+	}
+	return ""
+}

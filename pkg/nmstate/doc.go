@@ -1,0 +1,10 @@
+// Package nmstate is the part of the Cluster Network Operator that delivers
+// kubernetes-nmstate: it reads spec.kubernetesNMState from the Network operator
+// config and the cluster's Infrastructure, decides whether the nmstate CRDs and
+// handler should run, renders them from bindata with CNO's template renderer
+// and turns what it observes into KubernetesNMState* status conditions.
+//
+// Everything here is a pure function of its arguments: no client, no
+// environment (except ParamsFromEnv), no clock. The caller (CNO, or the host
+// in pkg/controller) owns reading from and writing to the API server.
+package nmstate

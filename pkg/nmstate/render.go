@@ -1,0 +1,137 @@
+package nmstate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/openshift/cluster-network-operator/pkg/render"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Names shared with the standalone operator, so docs and must-gather apply to both.
+const (
+	Namespace         = "openshift-nmstate"
+	HandlerDaemonSet  = "nmstate-handler"
+	WebhookDeployment = "nmstate-webhook"
+
+	// ManifestSubdir is where the templates live under CNO's bindata root.
+	ManifestSubdir = "network/kubernetes-nmstate"
+
+	// OwnerLabel marks every rendered object; its value is Version. Objects
+	// with the label that a release no longer renders are pruned by it.
+	OwnerLabel = "networkoperator.openshift.io/kubernetes-nmstate"
+	// Version is the plugin version. Bump it when the set of rendered
+	// objects changes.
+	Version = "0.1.0"
+
+	// EnvHandlerImage names the handler image in CNO's Deployment; the
+	// webhook runs from the same image.
+	EnvHandlerImage   = "KUBERNETES_NMSTATE_HANDLER_IMAGE"
+	EnvReleaseVersion = "RELEASE_VERSION"
+
+	linuxLabel = "kubernetes.io/os"
+)
+
+// CRDNames are the CRDs that hold users' policies. Disabling never removes
+// them; CNO's status manager must list them in keepCRDs.
+var CRDNames = []string{
+	"nodenetworkconfigurationpolicies.nmstate.io",
+	"nodenetworkconfigurationenactments.nmstate.io",
+	"nodenetworkstates.nmstate.io",
+}
+
+// RenderParams is everything the templates need. Render reads nothing else.
+type RenderParams struct {
+	HandlerImage   string
+	ReleaseVersion string
+
+	HandlerNodeSelector map[string]string
+	HandlerTolerations  []corev1.Toleration
+
+	WebhookReplicas int
+	// WebhookOnControlPlane prefers and tolerates control-plane nodes. False
+	// with a hosted control plane, whose nodes are not in this cluster.
+	WebhookOnControlPlane bool
+}
+
+// NewRenderParams derives placement and replicas from the config and the
+// cluster topology.
+func NewRenderParams(cfg Config, c Cluster, handlerImage, releaseVersion string) RenderParams {
+	selector := map[string]string{linuxLabel: "linux"}
+	for k, v := range cfg.NodeSelector {
+		selector[k] = v
+	}
+	tolerations := cfg.Tolerations
+	if tolerations == nil {
+		tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+	}
+	hosted := c.ControlPlaneTopology == configv1.ExternalTopologyMode
+	replicas := 2
+	// Counted from the topology, not from nodes: a node joining or leaving
+	// must not change the rendered objects.
+	if c.InfrastructureTopology == configv1.SingleReplicaTopologyMode ||
+		(!hosted && c.ControlPlaneTopology == configv1.SingleReplicaTopologyMode) {
+		replicas = 1
+	}
+	return RenderParams{
+		HandlerImage:          handlerImage,
+		ReleaseVersion:        releaseVersion,
+		HandlerNodeSelector:   selector,
+		HandlerTolerations:    tolerations,
+		WebhookReplicas:       replicas,
+		WebhookOnControlPlane: !hosted,
+	}
+}
+
+// ParamsFromEnv is NewRenderParams with the images and release version from
+// CNO's environment: the one place this package reads the environment.
+func ParamsFromEnv(cfg Config, c Cluster) RenderParams {
+	return NewRenderParams(cfg, c, os.Getenv(EnvHandlerImage), os.Getenv(EnvReleaseVersion))
+}
+
+// Render renders the kubernetes-nmstate manifests under manifestDir (CNO's
+// bindata root) with CNO's renderer. It returns nil when d is disabled.
+func Render(d Decision, p RenderParams, manifestDir string) ([]*unstructured.Unstructured, error) {
+	if !d.Enabled {
+		return nil, nil
+	}
+	if p.HandlerImage == "" {
+		return nil, inputError(ReasonMissingImage,
+			"no kubernetes-nmstate handler image: set %s in the Cluster Network Operator's environment (manifests/0000_70_cluster-network-operator_03_deployment.yaml)", EnvHandlerImage)
+	}
+	if p.WebhookReplicas < 1 {
+		return nil, fmt.Errorf("webhook replicas must be at least 1, got %d", p.WebhookReplicas)
+	}
+
+	data := render.MakeRenderData()
+	data.Data["HandlerImage"] = p.HandlerImage
+	data.Data["ReleaseVersion"] = p.ReleaseVersion
+	data.Data["HandlerNodeSelector"] = p.HandlerNodeSelector
+	data.Data["HandlerTolerations"] = p.HandlerTolerations
+	data.Data["WebhookReplicas"] = p.WebhookReplicas
+	data.Data["WebhookOnControlPlane"] = p.WebhookOnControlPlane
+
+	dir := filepath.Join(manifestDir, ManifestSubdir)
+	objs, err := render.RenderDir(dir, &data)
+	if err != nil {
+		return nil, fmt.Errorf("rendering %s: %w", dir, err)
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("rendering %s: no manifests found", dir)
+	}
+	for _, obj := range objs {
+		if obj.GetKind() == "" || obj.GetName() == "" {
+			return nil, fmt.Errorf("rendering %s: an object has no kind or name (an empty YAML document?): %v", dir, obj.Object)
+		}
+		labels := obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[OwnerLabel] = Version
+		obj.SetLabels(labels)
+	}
+	return objs, nil
+}
