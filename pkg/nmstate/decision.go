@@ -45,7 +45,7 @@ func Decide(cfg Config, c Cluster) Decision {
 			Reason: ReasonManagedByStandaloneOperator,
 			Message: fmt.Sprintf("kubernetes-nmstate is managed by the standalone kubernetes-nmstate operator (an NMState CR or the operator is present), "+
 				"so the Cluster Network Operator deploys nothing: only one handler may run per node (%s); "+
-				"to hand over to the Cluster Network Operator, delete the NMState CR and uninstall the operator, your NodeNetworkConfigurationPolicies are kept", inputs),
+				"to hand over to the Cluster Network Operator, run `oc delete nmstates --all` and uninstall the kubernetes-nmstate operator; your NodeNetworkConfigurationPolicies are kept", inputs),
 		}
 	}
 

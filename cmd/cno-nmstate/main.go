@@ -1,0 +1,44 @@
+// Command cno-nmstate runs the kubernetes-nmstate plugin of the Cluster
+// Network Operator outside CNO: render prints what it would deploy.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: cno-nmstate <command> [flags]
+
+commands:
+  render   print the decision (stderr) and the rendered objects (stdout, YAML)
+
+run 'cno-nmstate <command> -h' for a command's flags
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "render":
+		err = renderCmd(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "cno-nmstate: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cno-nmstate %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}

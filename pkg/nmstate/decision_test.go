@@ -1,0 +1,193 @@
+package nmstate
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	allModes                = []Mode{ModeDefault, ModeEnabled, ModeDisabled}
+	allControlPlaneTopology = []configv1.TopologyMode{
+		configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableArbiterMode, configv1.SingleReplicaTopologyMode,
+		configv1.DualReplicaTopologyMode, configv1.ExternalTopologyMode,
+	}
+	allInfrastructureTopology = []configv1.TopologyMode{configv1.HighlyAvailableTopologyMode, configv1.SingleReplicaTopologyMode}
+)
+
+// tableRow is one row of docs/decision-table.md.
+type tableRow struct {
+	standalone, mode, gate, controlPlane, platform string
+	enabled                                        bool
+	reason                                         string
+}
+
+func readDecisionTable(t *testing.T) []tableRow {
+	t.Helper()
+	f, err := os.Open("../../docs/decision-table.md")
+	require.NoError(t, err)
+	defer f.Close()
+	var rows []tableRow
+	inTable := false
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		line := strings.TrimSpace(s.Text())
+		if strings.HasPrefix(line, "| Standalone operator |") {
+			inTable = true
+			continue
+		}
+		if !inTable || strings.HasPrefix(line, "| ---") {
+			continue
+		}
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		require.Len(t, cells, 7, "row %q", line)
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		require.Contains(t, []string{"yes", "no"}, cells[5], "Enabled column of %q", line)
+		rows = append(rows, tableRow{cells[0], cells[1], cells[2], cells[3], cells[4], cells[5] == "yes", cells[6]})
+	}
+	require.NoError(t, s.Err())
+	require.NotEmpty(t, rows, "no decision table found in docs/decision-table.md")
+	return rows
+}
+
+// matches implements the table's column language: any, not X, any other, a list.
+func matches(cell, value string) bool {
+	switch {
+	case cell == "any" || cell == "any other":
+		return true
+	case strings.HasPrefix(cell, "not "):
+		return !matches(strings.TrimPrefix(cell, "not "), value)
+	}
+	for _, v := range strings.Split(cell, ",") {
+		if strings.TrimSpace(v) == value {
+			return true
+		}
+	}
+	return false
+}
+
+func yesNo(b bool, yes, no string) string {
+	if b {
+		return yes
+	}
+	return no
+}
+
+func TestDecideMatchesDecisionTable(t *testing.T) {
+	rows := readDecisionTable(t)
+	checked := 0
+	for _, platform := range KnownPlatforms {
+		for _, mode := range allModes {
+			for _, cp := range allControlPlaneTopology {
+				for _, infra := range allInfrastructureTopology {
+					for _, standalone := range []bool{false, true} {
+						for _, gate := range []bool{false, true} {
+							c := Cluster{Platform: platform, ControlPlaneTopology: cp, InfrastructureTopology: infra,
+								StandaloneOperator: standalone, DefaultOnGate: gate}
+							modeCell := string(mode)
+							if mode == ModeDefault {
+								modeCell = "omitted"
+							}
+							var want *tableRow
+							for i, r := range rows {
+								if matches(r.standalone, yesNo(standalone, "yes", "no")) && matches(r.mode, modeCell) &&
+									matches(r.gate, yesNo(gate, "on", "off")) && matches(r.controlPlane, string(cp)) &&
+									matches(r.platform, string(platform)) {
+									want = &rows[i]
+									break
+								}
+							}
+							name := fmt.Sprintf("%s/%s/%s/%s/standalone=%v/gate=%v", platform, modeCell, cp, infra, standalone, gate)
+							require.NotNil(t, want, "no table row matches %s", name)
+
+							got := Decide(Config{Mode: mode}, c)
+							assert.Equal(t, want.enabled, got.Enabled, name)
+							assert.Equal(t, want.reason, got.Reason, name)
+							// The message always names the inputs and what to do.
+							assert.Contains(t, got.Message, string(platform), name)
+							assert.Contains(t, got.Message, string(cp), name)
+							assert.Contains(t, got.Message, modeName(mode), name)
+							assert.Contains(t, got.Message, "oc ", name)
+							checked++
+						}
+					}
+				}
+			}
+		}
+	}
+	assert.Equal(t, len(KnownPlatforms)*3*5*2*2*2, checked)
+}
+
+func TestDecideExamples(t *testing.T) {
+	ha := func(p configv1.PlatformType) Cluster {
+		return Cluster{Platform: p, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
+			InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
+	}
+	hosted := ha(configv1.BareMetalPlatformType)
+	hosted.ControlPlaneTopology = configv1.ExternalTopologyMode
+	gateOff := ha(configv1.BareMetalPlatformType)
+	gateOff.DefaultOnGate = false
+	standalone := ha(configv1.BareMetalPlatformType)
+	standalone.StandaloneOperator = true
+
+	tests := []struct {
+		name        string
+		mode        Mode
+		cluster     Cluster
+		enabled     bool
+		reason      string
+		messageHas  []string
+		messageLack []string
+	}{
+		{"bare metal default", ModeDefault, ha(configv1.BareMetalPlatformType), true, ReasonPlatformDefault,
+			[]string{"on by default on BareMetal", "Disabled"}, nil},
+		{"vSphere default", ModeDefault, ha(configv1.VSpherePlatformType), true, ReasonPlatformDefault, nil, nil},
+		{"None default", ModeDefault, ha(configv1.NonePlatformType), true, ReasonPlatformDefault, nil, nil},
+		{"AWS default tells how to opt in", ModeDefault, ha(configv1.AWSPlatformType), false, ReasonPlatformNotDefault,
+			[]string{"off by default on AWS", `"mode":"Enabled"`, "BareMetal, None, VSphere"}, nil},
+		{"AWS opt-in", ModeEnabled, ha(configv1.AWSPlatformType), true, ReasonUserEnabled, nil, []string{"hosted"}},
+		{"bare metal opt-out", ModeDisabled, ha(configv1.BareMetalPlatformType), false, ReasonUserDisabled,
+			[]string{"CRDs and NodeNetworkConfigurationPolicies are kept"}, nil},
+		{"hosted default off", ModeDefault, hosted, false, ReasonPlatformNotDefault, []string{"hosted (External)"}, nil},
+		{"hosted opt-in says where things run", ModeEnabled, hosted, true, ReasonUserEnabled, []string{"worker nodes"}, nil},
+		{"gate off", ModeDefault, gateOff, false, ReasonDefaultGateOff, []string{"KubernetesNMStateByDefault"}, nil},
+		{"gate off opt-in", ModeEnabled, gateOff, true, ReasonUserEnabled, nil, nil},
+		{"standalone beats Enabled", ModeEnabled, standalone, false, ReasonManagedByStandaloneOperator,
+			[]string{"NMState CR", "kept"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(Config{Mode: tt.mode}, tt.cluster)
+			assert.Equal(t, tt.enabled, d.Enabled)
+			assert.Equal(t, tt.reason, d.Reason)
+			for _, s := range tt.messageHas {
+				assert.Contains(t, d.Message, s)
+			}
+			for _, s := range tt.messageLack {
+				assert.NotContains(t, d.Message, s)
+			}
+		})
+	}
+}
+
+func TestReasonValuesAreStable(t *testing.T) {
+	// These strings are API: alerts and docs match on them.
+	assert.Equal(t, "PlatformDefault", ReasonPlatformDefault)
+	assert.Equal(t, "PlatformNotDefault", ReasonPlatformNotDefault)
+	assert.Equal(t, "UserEnabled", ReasonUserEnabled)
+	assert.Equal(t, "UserDisabled", ReasonUserDisabled)
+	assert.Equal(t, "ManagedByStandaloneOperator", ReasonManagedByStandaloneOperator)
+	assert.Equal(t, "DefaultGateOff", ReasonDefaultGateOff)
+	assert.Equal(t, "InvalidConfig", ReasonInvalidConfig)
+}

@@ -1,0 +1,339 @@
+package nmstate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	nmstatev1 "github.com/nmstate/kubernetes-nmstate/api/v1"
+	nmstatev1beta1 "github.com/nmstate/kubernetes-nmstate/api/v1beta1"
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/openshift/cluster-network-operator/pkg/render"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+const manifestDir = "../../bindata"
+
+var (
+	haCluster = Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
+		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
+	snoCluster = Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.SingleReplicaTopologyMode,
+		InfrastructureTopology: configv1.SingleReplicaTopologyMode, DefaultOnGate: true}
+	hostedCluster = Cluster{Platform: configv1.KubevirtPlatformType, ControlPlaneTopology: configv1.ExternalTopologyMode,
+		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
+)
+
+func mustRender(t *testing.T, cfg Config, c Cluster) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := Render(Decide(cfg, c), NewRenderParams(cfg, c, "quay.io/openshift/origin-kubernetes-nmstate-handler:test", "4.99.0"), manifestDir)
+	require.NoError(t, err)
+	return objs
+}
+
+func findObj(t *testing.T, objs []*unstructured.Unstructured, kind, namespace, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetNamespace() == namespace && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func typed[T any](t *testing.T, objs []*unstructured.Unstructured, kind, namespace, name string) *T {
+	t.Helper()
+	u := findObj(t, objs, kind, namespace, name)
+	require.NotNil(t, u, "%s %s/%s not rendered", kind, namespace, name)
+	out := new(T)
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, out, true),
+		"%s %s/%s does not match its Go type", kind, namespace, name)
+	return out
+}
+
+func TestRenderBareMetalHA(t *testing.T) {
+	objs := mustRender(t, Config{}, haCluster)
+
+	for _, want := range []struct{ kind, ns, name string }{
+		{"Namespace", "", Namespace},
+		{"CustomResourceDefinition", "", "nodenetworkconfigurationpolicies.nmstate.io"},
+		{"CustomResourceDefinition", "", "nodenetworkconfigurationenactments.nmstate.io"},
+		{"CustomResourceDefinition", "", "nodenetworkstates.nmstate.io"},
+		{"ServiceAccount", Namespace, "nmstate-handler"},
+		{"ServiceAccount", Namespace, "nmstate-webhook"},
+		{"ClusterRole", "", "nmstate-handler"},
+		{"ClusterRoleBinding", "", "nmstate-handler"},
+		{"Role", Namespace, "nmstate-handler"},
+		{"RoleBinding", Namespace, "nmstate-handler"},
+		{"DaemonSet", Namespace, HandlerDaemonSet},
+		{"Deployment", Namespace, WebhookDeployment},
+		{"Service", Namespace, "nmstate-webhook"},
+		{"PodDisruptionBudget", Namespace, "nmstate-webhook"},
+		{"MutatingWebhookConfiguration", "", "nmstate"},
+		{"ValidatingAdmissionPolicy", "", "nncp-validation-policy"},
+		{"ValidatingAdmissionPolicyBinding", "", "nncp-validation-policy-binding"},
+		{"NetworkPolicy", Namespace, "default-deny-labelled-operand"},
+	} {
+		assert.NotNil(t, findObj(t, objs, want.kind, want.ns, want.name), "%s %s/%s not rendered", want.kind, want.ns, want.name)
+	}
+	for _, o := range objs {
+		assert.Equal(t, Version, o.GetLabels()[OwnerLabel], "%s %s lacks the owner label", o.GetKind(), o.GetName())
+		if o.GetNamespace() != "" {
+			assert.Contains(t, []string{Namespace, "default"}, o.GetNamespace(), "%s %s", o.GetKind(), o.GetName())
+		}
+	}
+
+	ns := typed[corev1.Namespace](t, objs, "Namespace", "", Namespace)
+	assert.Equal(t, "privileged", ns.Labels["pod-security.kubernetes.io/enforce"])
+	assert.Equal(t, "true", ns.Labels["openshift.io/cluster-monitoring"])
+	assert.Equal(t, "", ns.Annotations["openshift.io/node-selector"])
+	assert.Contains(t, ns.Annotations, "openshift.io/node-selector")
+	assert.Equal(t, "management", ns.Annotations["workload.openshift.io/allowed"])
+
+	ds := typed[appsv1.DaemonSet](t, objs, "DaemonSet", Namespace, HandlerDaemonSet)
+	assertCNOWorkload(t, ds.ObjectMeta.Annotations, ds.Labels, ds.Spec.Template.Annotations, "privileged")
+	pod := ds.Spec.Template.Spec
+	assert.True(t, pod.HostNetwork)
+	assert.Equal(t, "system-node-critical", pod.PriorityClassName)
+	assert.Equal(t, "kubernetes-nmstate-handler", ds.Spec.Template.Labels["component"], "handlers find their peers by this label")
+	assert.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, pod.NodeSelector)
+	assert.Equal(t, []corev1.Toleration{{Operator: corev1.TolerationOpExists}}, pod.Tolerations)
+	require.Len(t, pod.Containers, 1)
+	c := pod.Containers[0]
+	assert.Equal(t, "quay.io/openshift/origin-kubernetes-nmstate-handler:test", c.Image)
+	require.NotNil(t, c.SecurityContext.Privileged)
+	assert.True(t, *c.SecurityContext.Privileged)
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	assert.Equal(t, "/var/k8s_nmstate/handler_lock", env["NMSTATE_INSTANCE_NODE_LOCK_FILE"].Value)
+	assert.Equal(t, "spec.nodeName", env["NODE_NAME"].ValueFrom.FieldRef.FieldPath)
+	assert.Equal(t, "metadata.namespace", env["POD_NAMESPACE"].ValueFrom.FieldRef.FieldPath)
+	for _, selector := range []string{"RUN_WEBHOOK_SERVER", "RUN_OPERATOR", "RUN_CERT_MANAGER", "RUN_METRICS_MANAGER"} {
+		assert.NotContains(t, env, selector, "the handler runs only when no component variable is set")
+	}
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	hostPaths := map[string]string{}
+	for _, v := range pod.Volumes {
+		require.NotNil(t, v.HostPath, "volume %s", v.Name)
+		hostPaths[v.Name] = v.HostPath.Path
+	}
+	for _, path := range []string{"/run/dbus/system_bus_socket", "/var/k8s_nmstate", "/run/openvswitch", "/etc/systemd/network"} {
+		assert.Contains(t, mounts, nameOf(hostPaths, path), "host path %s is not mounted", path)
+	}
+	require.NotNil(t, ds.Spec.UpdateStrategy.RollingUpdate)
+	assert.Equal(t, "10%", ds.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable.String())
+
+	webhook := typed[appsv1.Deployment](t, objs, "Deployment", Namespace, WebhookDeployment)
+	assertCNOWorkload(t, webhook.Annotations, webhook.Labels, webhook.Spec.Template.Annotations, "restricted-v2")
+	require.NotNil(t, webhook.Spec.Replicas)
+	assert.EqualValues(t, 2, *webhook.Spec.Replicas)
+	assert.Len(t, webhook.Spec.Template.Spec.TopologySpreadConstraints, 1)
+	assert.NotEmpty(t, webhook.Spec.Template.Spec.Tolerations, "the webhook prefers the control plane")
+	wc := webhook.Spec.Template.Spec.Containers[0]
+	assert.Contains(t, envNames(wc.Env), "RUN_WEBHOOK_SERVER")
+	assert.Equal(t, c.Image, wc.Image, "the webhook runs from the handler image")
+	assert.Equal(t, "openshift-nmstate-webhook", webhook.Spec.Template.Spec.Volumes[0].Secret.SecretName)
+
+	svc := typed[corev1.Service](t, objs, "Service", Namespace, "nmstate-webhook")
+	assert.Equal(t, "openshift-nmstate-webhook", svc.Annotations["service.beta.openshift.io/serving-cert-secret-name"])
+	mwc := typed[admissionregv1.MutatingWebhookConfiguration](t, objs, "MutatingWebhookConfiguration", "", "nmstate")
+	assert.Equal(t, "true", mwc.Annotations["service.beta.openshift.io/inject-cabundle"])
+	for _, w := range mwc.Webhooks {
+		assert.Equal(t, admissionregv1.Ignore, *w.FailurePolicy, w.Name)
+		assert.Equal(t, "nmstate-webhook", w.ClientConfig.Service.Name)
+	}
+	pdb := findObj(t, objs, "PodDisruptionBudget", Namespace, "nmstate-webhook")
+	minAvailable, _, _ := unstructured.NestedInt64(pdb.Object, "spec", "minAvailable")
+	assert.EqualValues(t, 1, minAvailable)
+}
+
+func nameOf(m map[string]string, value string) string {
+	for k, v := range m {
+		if v == value {
+			return k
+		}
+	}
+	return ""
+}
+
+func envNames(env []corev1.EnvVar) []string {
+	var names []string
+	for _, e := range env {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+// assertCNOWorkload checks the conventions CNO's status manager relies on.
+func assertCNOWorkload(t *testing.T, annotations, labels, podAnnotations map[string]string, scc string) {
+	t.Helper()
+	assert.Equal(t, "4.99.0", annotations["release.openshift.io/version"])
+	assert.Contains(t, annotations, "networkoperator.openshift.io/non-critical")
+	assert.Equal(t, "stand-alone", labels["networkoperator.openshift.io/generates-operator-status"])
+	assert.Equal(t, scc, podAnnotations["openshift.io/required-scc"])
+	assert.Equal(t, `{"effect": "PreferredDuringScheduling"}`, podAnnotations["target.workload.openshift.io/management"])
+}
+
+func TestEveryContainerHasRequests(t *testing.T) {
+	for name, c := range map[string]Cluster{"ha": haCluster, "sno": snoCluster, "hosted": hostedCluster} {
+		objs := mustRender(t, Config{Mode: ModeEnabled}, c)
+		found := 0
+		for _, o := range objs {
+			var spec *corev1.PodSpec
+			switch o.GetKind() {
+			case "DaemonSet":
+				spec = &typed[appsv1.DaemonSet](t, objs, o.GetKind(), o.GetNamespace(), o.GetName()).Spec.Template.Spec
+			case "Deployment":
+				spec = &typed[appsv1.Deployment](t, objs, o.GetKind(), o.GetNamespace(), o.GetName()).Spec.Template.Spec
+			default:
+				continue
+			}
+			for _, ctr := range append(spec.InitContainers, spec.Containers...) {
+				found++
+				assert.False(t, ctr.Resources.Requests.Cpu().IsZero(), "%s: %s %s container %s has no CPU request", name, o.GetKind(), o.GetName(), ctr.Name)
+				assert.False(t, ctr.Resources.Requests.Memory().IsZero(), "%s: %s %s container %s has no memory request", name, o.GetKind(), o.GetName(), ctr.Name)
+			}
+		}
+		assert.Equal(t, 2, found, name)
+	}
+}
+
+func TestRenderSingleNode(t *testing.T) {
+	objs := mustRender(t, Config{}, snoCluster)
+	webhook := typed[appsv1.Deployment](t, objs, "Deployment", Namespace, WebhookDeployment)
+	assert.EqualValues(t, 1, *webhook.Spec.Replicas)
+	assert.Empty(t, webhook.Spec.Template.Spec.TopologySpreadConstraints)
+	assert.Nil(t, findObj(t, objs, "PodDisruptionBudget", Namespace, "nmstate-webhook"), "a PDB on one replica blocks every drain")
+}
+
+func TestRenderHostedControlPlane(t *testing.T) {
+	objs := mustRender(t, Config{Mode: ModeEnabled}, hostedCluster)
+	webhook := typed[appsv1.Deployment](t, objs, "Deployment", Namespace, WebhookDeployment)
+	assert.EqualValues(t, 2, *webhook.Spec.Replicas)
+	assert.Empty(t, webhook.Spec.Template.Spec.Tolerations, "a hosted cluster has no control-plane nodes to tolerate")
+	assert.Nil(t, webhook.Spec.Template.Spec.Affinity)
+	assert.NotNil(t, findObj(t, objs, "PodDisruptionBudget", Namespace, "nmstate-webhook"))
+}
+
+func TestRenderHandlerPlacement(t *testing.T) {
+	cfg := Config{Mode: ModeEnabled,
+		NodeSelector: map[string]string{"node-role.kubernetes.io/worker": ""},
+		Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "net", Effect: corev1.TaintEffectNoSchedule}}}
+	objs := mustRender(t, cfg, haCluster)
+	ds := typed[appsv1.DaemonSet](t, objs, "DaemonSet", Namespace, HandlerDaemonSet)
+	assert.Equal(t, map[string]string{"kubernetes.io/os": "linux", "node-role.kubernetes.io/worker": ""}, ds.Spec.Template.Spec.NodeSelector)
+	assert.Equal(t, cfg.Tolerations, ds.Spec.Template.Spec.Tolerations)
+}
+
+func TestRenderDisabled(t *testing.T) {
+	d := Decide(Config{Mode: ModeDisabled}, haCluster)
+	objs, err := Render(d, NewRenderParams(Config{}, haCluster, "img", "1"), manifestDir)
+	require.NoError(t, err)
+	assert.Nil(t, objs)
+}
+
+func TestRenderMissingImage(t *testing.T) {
+	d := Decide(Config{}, haCluster)
+	objs, err := Render(d, NewRenderParams(Config{}, haCluster, "", "1"), manifestDir)
+	require.Error(t, err)
+	assert.Nil(t, objs)
+	assert.Equal(t, ReasonMissingImage, ReasonOf(err))
+	assert.Contains(t, err.Error(), EnvHandlerImage)
+}
+
+func TestParamsFromEnv(t *testing.T) {
+	t.Setenv(EnvHandlerImage, "example.com/handler@sha256:abc")
+	t.Setenv(EnvReleaseVersion, "4.99.1")
+	p := ParamsFromEnv(Config{}, haCluster)
+	assert.Equal(t, "example.com/handler@sha256:abc", p.HandlerImage)
+	assert.Equal(t, "4.99.1", p.ReleaseVersion)
+}
+
+func TestRenderBadManifestDir(t *testing.T) {
+	d := Decide(Config{}, haCluster)
+	_, err := Render(d, NewRenderParams(Config{}, haCluster, "img", "1"), t.TempDir())
+	require.Error(t, err)
+
+	// CNO's renderer turns an empty YAML document (a leading "---", or a
+	// comment-only one) into an object without a kind; it must not reach apply.
+	root := t.TempDir()
+	dir := filepath.Join(root, ManifestSubdir)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "000-x.yaml"), []byte("# note\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n"), 0o644))
+	_, err = Render(d, NewRenderParams(Config{}, haCluster, "img", "1"), root)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no kind or name")
+}
+
+func TestGeneratedCRDs(t *testing.T) {
+	objs := mustRender(t, Config{}, haCluster)
+	crds := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			crd := typed[apiextensionsv1.CustomResourceDefinition](t, objs, o.GetKind(), "", o.GetName())
+			crds[crd.Spec.Names.Kind] = crd
+			assert.Equal(t, nmstatev1.GroupVersion.Group, crd.Spec.Group)
+			assert.Equal(t, apiextensionsv1.ClusterScoped, crd.Spec.Scope)
+		}
+	}
+	require.Len(t, crds, 3)
+	assert.NotContains(t, crds, "NMState", "the standalone operator's CRD is never rendered")
+
+	nncp := crds["NodeNetworkConfigurationPolicy"]
+	require.NotNil(t, nncp)
+	versions := map[string]apiextensionsv1.CustomResourceDefinitionVersion{}
+	for _, v := range nncp.Spec.Versions {
+		versions[v.Name] = v
+	}
+	assert.True(t, versions[nmstatev1.GroupVersion.Version].Storage, "v1 is the storage version")
+	assert.True(t, versions[nmstatev1.GroupVersion.Version].Served)
+	assert.True(t, versions[nmstatev1beta1.GroupVersion.Version].Served, "v1beta1 is still served")
+	assert.False(t, versions[nmstatev1beta1.GroupVersion.Version].Storage)
+	assert.NotNil(t, versions["v1"].Subresources.Status)
+
+	for _, kind := range []string{"NodeNetworkConfigurationEnactment", "NodeNetworkState"} {
+		require.Contains(t, crds, kind)
+		assert.NotEmpty(t, crds[kind].Spec.Versions)
+	}
+}
+
+// BenchmarkRender compares Render with CNO's RenderDir on the same bindata
+// and data: Render's own cost is validation and labelling.
+func BenchmarkRender(b *testing.B) {
+	d := Decide(Config{}, haCluster)
+	p := NewRenderParams(Config{}, haCluster, "img", "4.99.0")
+	b.Run("Render", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := Render(d, p, manifestDir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("RenderDir", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			data := render.MakeRenderData()
+			data.Data["HandlerImage"] = p.HandlerImage
+			data.Data["ReleaseVersion"] = p.ReleaseVersion
+			data.Data["HandlerNodeSelector"] = p.HandlerNodeSelector
+			data.Data["HandlerTolerations"] = p.HandlerTolerations
+			data.Data["WebhookReplicas"] = p.WebhookReplicas
+			data.Data["WebhookOnControlPlane"] = p.WebhookOnControlPlane
+			if _, err := render.RenderDir(filepath.Join(manifestDir, ManifestSubdir), &data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

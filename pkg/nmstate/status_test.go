@@ -1,0 +1,153 @@
+package nmstate
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func handler(generation, observed int64, desired, updated, available int32) *appsv1.DaemonSet {
+	return &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: HandlerDaemonSet, Generation: generation},
+		Status: appsv1.DaemonSetStatus{ObservedGeneration: observed, DesiredNumberScheduled: desired,
+			UpdatedNumberScheduled: updated, NumberAvailable: available, NumberReady: available},
+	}
+}
+
+func webhook(replicas, updated, available int32) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: WebhookDeployment, Generation: 1},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(replicas)},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: replicas, UpdatedReplicas: updated, AvailableReplicas: available},
+	}
+}
+
+type want struct {
+	status  operv1.ConditionStatus
+	reason  string
+	message []string
+}
+
+func TestConditions(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	enabled := Decide(Config{}, haCluster)
+	disabled := Decide(Config{Mode: ModeDisabled}, haCluster)
+	notDefault := Decide(Config{}, Cluster{Platform: "AWS", ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable", DefaultOnGate: true})
+	progressingSince := func(d time.Duration) []operv1.OperatorCondition {
+		return []operv1.OperatorCondition{{Type: ConditionProgressing, Status: operv1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-d))}}
+	}
+	badConfig := &Error{Reason: ReasonInvalidConfig, Err: errors.New(`spec.kubernetesNMState.mode is "enabled"`)}
+
+	tests := []struct {
+		name                            string
+		decision                        Decision
+		err                             error
+		observed                        Observed
+		available, progressing, degrade want
+	}{
+		{name: "disabled by the user, policies kept", decision: disabled, observed: Observed{Policies: 3},
+			available:   want{operv1.ConditionFalse, ReasonUserDisabled, []string{"3 NodeNetworkConfigurationPolicies were kept"}},
+			progressing: want{operv1.ConditionFalse, ReasonUserDisabled, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonUserDisabled, nil}},
+		{name: "one policy kept", decision: disabled, observed: Observed{Policies: 1},
+			available:   want{operv1.ConditionFalse, ReasonUserDisabled, []string{"1 NodeNetworkConfigurationPolicy was kept"}},
+			progressing: want{operv1.ConditionFalse, ReasonUserDisabled, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonUserDisabled, nil}},
+		{name: "off by platform default is not Degraded", decision: notDefault, observed: Observed{Policies: -1},
+			available:   want{operv1.ConditionFalse, ReasonPlatformNotDefault, []string{"off by default on AWS", "Enabled"}},
+			progressing: want{operv1.ConditionFalse, ReasonPlatformNotDefault, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonPlatformNotDefault, nil}},
+		{name: "disabled while the workloads are still there", decision: disabled,
+			observed:    Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)},
+			available:   want{operv1.ConditionFalse, ReasonUserDisabled, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRemoving, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonUserDisabled, nil}},
+		{name: "enabled, nothing created yet", decision: enabled, observed: Observed{},
+			available:   want{operv1.ConditionFalse, ReasonDeploying, []string{"waiting for the handler DaemonSet and webhook Deployment"}},
+			progressing: want{operv1.ConditionTrue, ReasonDeploying, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "DaemonSet controller has not seen it", decision: enabled, observed: Observed{Handler: handler(1, 0, 0, 0, 0), Webhook: webhook(2, 0, 0)},
+			available:   want{operv1.ConditionFalse, ReasonDeploying, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"not yet picked up"}},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "rolling out", decision: enabled, observed: Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2)},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, []string{"handler ready on 3 of 5 nodes"}},
+			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"handler ready on 3 of 5 nodes", "webhook 2 of 2"}},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "updating", decision: enabled, observed: Observed{Handler: handler(3, 3, 5, 2, 4), Webhook: webhook(2, 2, 2)},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"handler updated on 2 of 5 nodes, ready on 4"}},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "ready", decision: enabled, observed: Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2)},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, []string{"on by default on BareMetal", "handler ready on 5 of 5 nodes"}},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "webhook down", decision: enabled, observed: Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 0)},
+			available:   want{operv1.ConditionFalse, ReasonDeploying, []string{"webhook 0 of 2 replicas available"}},
+			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "rolling out for a while is not yet hung", decision: enabled,
+			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressingSince(5 * time.Minute), Now: now},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "hung", decision: enabled,
+			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressingSince(40 * time.Minute), Now: now},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
+			degrade:     want{operv1.ConditionTrue, ReasonRolloutHung, []string{"has not finished in 40m0s", "handler ready on 3 of 5 nodes", "oc -n openshift-nmstate get pods"}}},
+		{name: "no node matches the selector", decision: enabled, observed: Observed{Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)},
+			available:   want{operv1.ConditionFalse, ReasonDeploying, nil},
+			progressing: want{operv1.ConditionFalse, ReasonNoHandlerNodes, nil},
+			degrade:     want{operv1.ConditionTrue, ReasonNoHandlerNodes, []string{"handlerPlacement"}}},
+		{name: "invalid config keeps what runs", err: badConfig, observed: Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)},
+			available:   want{operv1.ConditionTrue, ReasonKeptDeployed, []string{"keeps running as last deployed"}},
+			progressing: want{operv1.ConditionFalse, ReasonInvalidConfig, nil},
+			degrade:     want{operv1.ConditionTrue, ReasonInvalidConfig, []string{`"enabled"`, "nothing on the cluster was changed"}}},
+		{name: "invalid config, nothing deployed", err: badConfig, observed: Observed{},
+			available:   want{operv1.ConditionFalse, ReasonInvalidConfig, nil},
+			progressing: want{operv1.ConditionFalse, ReasonInvalidConfig, nil},
+			degrade:     want{operv1.ConditionTrue, ReasonInvalidConfig, nil}},
+		{name: "API error", err: errors.New("connection refused"), observed: Observed{},
+			available:   want{operv1.ConditionFalse, ReasonFailed, nil},
+			progressing: want{operv1.ConditionFalse, ReasonFailed, nil},
+			degrade:     want{operv1.ConditionTrue, ReasonFailed, []string{"connection refused"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conds := Conditions(tt.decision, tt.err, tt.observed)
+			require.Len(t, conds, 3)
+			for _, c := range []struct {
+				typ  string
+				want want
+			}{{ConditionAvailable, tt.available}, {ConditionProgressing, tt.progressing}, {ConditionDegraded, tt.degrade}} {
+				got := find(conds, c.typ)
+				require.NotNil(t, got, c.typ)
+				assert.Equal(t, c.want.status, got.Status, "%s: %s", c.typ, got.Message)
+				assert.Equal(t, c.want.reason, got.Reason, "%s: %s", c.typ, got.Message)
+				assert.NotEmpty(t, got.Message, c.typ)
+				for _, s := range c.want.message {
+					assert.Contains(t, got.Message, s, c.typ)
+				}
+			}
+		})
+	}
+}
+
+func TestConditionsKeepTransitionTime(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	d := Decide(Config{}, haCluster)
+	first := Conditions(d, nil, Observed{Handler: handler(1, 1, 3, 1, 1), Webhook: webhook(2, 2, 2), Now: t0})
+	later := Conditions(d, nil, Observed{Handler: handler(1, 1, 3, 2, 2), Webhook: webhook(2, 2, 2), Previous: first, Now: t0.Add(time.Minute)})
+	assert.Equal(t, t0, find(later, ConditionProgressing).LastTransitionTime.Time, "status unchanged: time kept")
+	done := Conditions(d, nil, Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Previous: later, Now: t0.Add(2 * time.Minute)})
+	assert.Equal(t, t0.Add(2*time.Minute), find(done, ConditionProgressing).LastTransitionTime.Time, "status changed: new time")
+	assert.Equal(t, t0, find(done, ConditionAvailable).LastTransitionTime.Time)
+}
