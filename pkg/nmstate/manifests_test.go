@@ -14,10 +14,13 @@ import (
 // pullspec: the two must agree, and the variable must be the one ParamsFromEnv reads.
 func TestImageReferencesMatchDeploymentEnv(t *testing.T) {
 	var refs struct {
-		Spec struct {
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion"`
+		Spec       struct {
 			Tags []struct {
 				Name string `json:"name"`
 				From struct {
+					Kind string `json:"kind"`
 					Name string `json:"name"`
 				} `json:"from"`
 			} `json:"tags"`
