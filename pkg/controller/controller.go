@@ -1,0 +1,419 @@
+// Package controller hosts the nmstate plugin the way CNO runs it: read the
+// Network operator config and the Infrastructure, Decide, Render, apply with
+// server-side apply, prune what is no longer rendered, and write the
+// KubernetesNMState* conditions. It is for development, demos and the
+// end-to-end tests; CNO wires pkg/nmstate into its own controllers instead.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+const (
+	// FieldManager owns every rendered object, so CNO's other field managers
+	// and users' own fields are left alone.
+	FieldManager = "cluster-network-operator/kubernetes-nmstate"
+	// StatusFieldManager owns only the three KubernetesNMState* conditions on
+	// the Network status; CNO's status manager owns the rest.
+	StatusFieldManager = "cluster-network-operator/kubernetes-nmstate-status"
+
+	// OperatorLabelSelector finds a standalone kubernetes-nmstate operator.
+	OperatorLabelSelector = "app=kubernetes-nmstate-operator"
+	clusterName           = "cluster"
+)
+
+var (
+	NetworkGVK    = schema.GroupVersionKind{Group: "operator.openshift.io", Version: "v1", Kind: "Network"}
+	nmstateCRGVK  = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NMStateList"}
+	nncpListGVK   = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NodeNetworkConfigurationPolicyList"}
+	clusterReq    = reconcile.Request{NamespacedName: client.ObjectKey{Name: clusterName}}
+	enqueueSingle = handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{clusterReq}
+	})
+)
+
+// prunable lists every kind the bindata may render, with the Go type the
+// cache watches it as. Objects of these kinds that carry nmstate.OwnerLabel
+// and are no longer rendered are deleted, except the kept kinds below.
+var prunable = []client.Object{
+	&corev1.ServiceAccount{}, &corev1.Service{},
+	&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}, &rbacv1.Role{}, &rbacv1.RoleBinding{},
+	&appsv1.DaemonSet{}, &appsv1.Deployment{}, &policyv1.PodDisruptionBudget{},
+	&admissionregv1.MutatingWebhookConfiguration{},
+	&admissionregv1.ValidatingAdmissionPolicy{}, &admissionregv1.ValidatingAdmissionPolicyBinding{},
+	&networkingv1.NetworkPolicy{},
+}
+
+// kept are rendered but never deleted: the CRDs hold users' policies, and
+// the namespace may hold things that are not ours (the standalone operator
+// installs into it by default).
+var kept = []client.Object{&apiextensionsv1.CustomResourceDefinition{}, &corev1.Namespace{}}
+
+// Options configure the host.
+type Options struct {
+	// ManifestDir is the bindata root holding network/kubernetes-nmstate.
+	ManifestDir string
+	// Params builds the render parameters; nmstate.ParamsFromEnv by default.
+	Params func(nmstate.Config, nmstate.Cluster) nmstate.RenderParams
+	// DefaultOnGate stands in for the KubernetesNMStateByDefault feature gate.
+	DefaultOnGate bool
+	// StandalonePollInterval is how often to look again while a standalone
+	// operator is present: its NMState CRD may not exist, so it is not watched.
+	StandalonePollInterval time.Duration
+	// Now is the clock for condition times; time.Now by default.
+	Now func() time.Time
+}
+
+// Reconciler is the host's single reconcile loop: every event maps to the
+// one Network object "cluster".
+type Reconciler struct {
+	client client.Client
+	reader client.Reader // uncached, for what must never fill the cache
+	opts   Options
+}
+
+// NewScheme has every type the host reads or writes.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, configv1.Install, apiextensionsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("building the scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// CacheOptions keeps the cache to what the host owns: the two singletons,
+// the operands' namespace and objects with the owner label. Nodes, pods,
+// NodeNetworkStates and policies are never cached, so memory does not grow
+// with the cluster.
+func CacheOptions() cache.Options {
+	owned, _ := labels.NewRequirement(nmstate.OwnerLabel, selection.Exists, nil)
+	byName := fields.OneTermEqualSelector("metadata.name", clusterName)
+	network := &unstructured.Unstructured{}
+	network.SetGroupVersionKind(NetworkGVK)
+	// An explicit label selector: without one the default below applies.
+	all := labels.Everything()
+	operands := map[string]cache.Config{nmstate.Namespace: {LabelSelector: all}}
+	return cache.Options{
+		DefaultLabelSelector: labels.NewSelector().Add(*owned),
+		ByObject: map[client.Object]cache.ByObject{
+			network:                    {Field: byName, Label: all},
+			&configv1.Infrastructure{}: {Field: byName, Label: all},
+			&appsv1.DaemonSet{}:        {Namespaces: operands, Label: all},
+			&appsv1.Deployment{}:       {Namespaces: operands, Label: all},
+		},
+	}
+}
+
+// NewManager returns a controller-runtime manager set up for the host.
+func NewManager(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
+	scheme, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	opts.Scheme = scheme
+	opts.Cache = CacheOptions()
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// Setup registers the host's controller with mgr.
+func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
+	if opts.ManifestDir == "" {
+		return nil, errors.New("ManifestDir is required")
+	}
+	if opts.Params == nil {
+		opts.Params = nmstate.ParamsFromEnv
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.StandalonePollInterval == 0 {
+		opts.StandalonePollInterval = 30 * time.Second
+	}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts}
+
+	network := &unstructured.Unstructured{}
+	network.SetGroupVersionKind(NetworkGVK)
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("kubernetes-nmstate").
+		For(network, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == clusterName }))).
+		Watches(&configv1.Infrastructure{}, enqueueSingle)
+	for _, obj := range append(append([]client.Object{}, prunable...), kept...) {
+		b = b.Watches(obj, enqueueSingle)
+	}
+	if err := b.Complete(r); err != nil {
+		return nil, fmt.Errorf("setting up the controller: %w", err)
+	}
+	return r, nil
+}
+
+// Reconcile brings the cluster to what Decide says and reports it.
+func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	network := &unstructured.Unstructured{}
+	network.SetGroupVersionKind(NetworkGVK)
+	if err := r.client.Get(ctx, client.ObjectKey{Name: clusterName}, network); err != nil {
+		if apierrors.IsNotFound(err) {
+			return reconcile.Result{}, nil // nothing to configure, nothing to report on
+		}
+		return reconcile.Result{}, fmt.Errorf("reading network.operator/cluster: %w", err)
+	}
+
+	decision, syncErr := r.sync(ctx, network)
+	observed, obsErr := r.observe(ctx, network, decision)
+	conditions := nmstate.Conditions(decision, syncErr, observed)
+	if err := r.writeStatus(ctx, network, conditions); err != nil {
+		return reconcile.Result{}, errors.Join(syncErr, err)
+	}
+	var inputErr *nmstate.Error
+	switch {
+	case errors.As(syncErr, &inputErr):
+		// A bad input is fixed by an edit, which the watches see: no retry.
+		return reconcile.Result{}, nil
+	case syncErr != nil || obsErr != nil:
+		return reconcile.Result{}, errors.Join(syncErr, obsErr)
+	case decision.Reason == nmstate.ReasonManagedByStandaloneOperator:
+		return reconcile.Result{RequeueAfter: r.opts.StandalonePollInterval}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// sync decides, renders, applies and prunes. On any input error it returns
+// before touching the cluster.
+func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructured) (nmstate.Decision, error) {
+	cfg, err := nmstate.ConfigFromNetwork(network)
+	if err != nil {
+		return nmstate.Decision{}, err
+	}
+	infra := &configv1.Infrastructure{}
+	if err := r.client.Get(ctx, client.ObjectKey{Name: clusterName}, infra); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nmstate.Decision{}, fmt.Errorf("reading infrastructure/cluster: %w", err)
+		}
+		infra = nil
+	}
+	cluster, err := nmstate.ClusterFromInfrastructure(infra)
+	if err != nil {
+		return nmstate.Decision{}, err
+	}
+	cluster.DefaultOnGate = r.opts.DefaultOnGate
+	if cluster.StandaloneOperator, err = r.standalonePresent(ctx); err != nil {
+		return nmstate.Decision{}, err
+	}
+
+	decision := nmstate.Decide(cfg, cluster)
+	objs, err := nmstate.Render(decision, r.opts.Params(cfg, cluster), r.opts.ManifestDir)
+	if err != nil {
+		return decision, err
+	}
+	for _, obj := range objs {
+		if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			return decision, fmt.Errorf("applying %s %s: %w", obj.GetKind(), objectName(obj), err)
+		}
+	}
+	return decision, r.prune(ctx, objs)
+}
+
+// standalonePresent looks for the OLM operator's Deployment or an NMState CR,
+// uncached: these are rare, cluster-wide lookups not worth an informer.
+func (r *Reconciler) standalonePresent(ctx context.Context) (bool, error) {
+	deployments := &metav1.PartialObjectMetadataList{}
+	deployments.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
+	selector, err := labels.Parse(OperatorLabelSelector)
+	if err != nil {
+		return false, err
+	}
+	if err := r.reader.List(ctx, deployments, client.MatchingLabelsSelector{Selector: selector}, client.Limit(1)); err != nil {
+		return false, fmt.Errorf("looking for a standalone kubernetes-nmstate operator: %w", err)
+	}
+	if len(deployments.Items) > 0 {
+		return true, nil
+	}
+	crs := &metav1.PartialObjectMetadataList{}
+	crs.SetGroupVersionKind(nmstateCRGVK)
+	if err := r.reader.List(ctx, crs, client.Limit(1)); err != nil {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return false, nil // no NMState CRD: no standalone operator
+		}
+		return false, fmt.Errorf("looking for NMState CRs: %w", err)
+	}
+	return len(crs.Items) > 0, nil
+}
+
+// prune deletes objects with the owner label that were not rendered this
+// time. Kept kinds are never deleted, nor is anything another controller has
+// adopted (an owner reference): the standalone operator uses the same names.
+func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstructured) error {
+	want := map[string]bool{}
+	for _, obj := range rendered {
+		want[identity(obj.GroupVersionKind().GroupKind(), obj.GetNamespace(), obj.GetName())] = true
+	}
+	owned, _ := labels.NewRequirement(nmstate.OwnerLabel, selection.Exists, nil)
+	selector := labels.NewSelector().Add(*owned)
+	for _, proto := range prunable {
+		gvk, err := r.client.GroupVersionKindFor(proto)
+		if err != nil {
+			return err
+		}
+		// The typed list reads the informer the watch already keeps.
+		obj, err := r.client.Scheme().New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err != nil {
+			return fmt.Errorf("no list type for %s: %w", gvk.Kind, err)
+		}
+		list := obj.(client.ObjectList)
+		if err := r.client.List(ctx, list, client.MatchingLabelsSelector{Selector: selector}); err != nil {
+			return fmt.Errorf("listing %s to prune: %w", gvk.Kind, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return err
+		}
+		for _, o := range items {
+			item := o.(client.Object)
+			if want[identity(gvk.GroupKind(), item.GetNamespace(), item.GetName())] || len(item.GetOwnerReferences()) > 0 {
+				continue
+			}
+			if err := r.client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("pruning %s %s: %w", gvk.Kind, objectName(item), err)
+			}
+		}
+	}
+	return nil
+}
+
+// observe reads the two workloads' status and, when disabled, counts the kept
+// policies (metadata only, uncached).
+func (r *Reconciler) observe(ctx context.Context, network *unstructured.Unstructured, d nmstate.Decision) (nmstate.Observed, error) {
+	o := nmstate.Observed{Policies: -1, Now: r.opts.Now(), Previous: previousConditions(network)}
+	ds := &appsv1.DaemonSet{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); {
+	case err == nil:
+		o.Handler = ds
+	case !apierrors.IsNotFound(err):
+		return o, fmt.Errorf("reading the handler DaemonSet: %w", err)
+	}
+	dep := &appsv1.Deployment{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.WebhookDeployment}, dep); {
+	case err == nil:
+		o.Webhook = dep
+	case !apierrors.IsNotFound(err):
+		return o, fmt.Errorf("reading the webhook Deployment: %w", err)
+	}
+	if !d.Enabled {
+		policies := &metav1.PartialObjectMetadataList{}
+		policies.SetGroupVersionKind(nncpListGVK)
+		switch err := r.reader.List(ctx, policies); {
+		case err == nil:
+			o.Policies = len(policies.Items)
+		case !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err):
+			return o, fmt.Errorf("counting NodeNetworkConfigurationPolicies: %w", err)
+		}
+	}
+	return o, nil
+}
+
+func previousConditions(network *unstructured.Unstructured) []operv1.OperatorCondition {
+	raw, _, _ := unstructured.NestedSlice(network.Object, "status", "conditions")
+	var out []operv1.OperatorCondition
+	for _, item := range raw {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c operv1.OperatorCondition
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// writeStatus applies the three conditions under StatusFieldManager, and
+// only when one of them changed, so an idle cluster sees no writes.
+func (r *Reconciler) writeStatus(ctx context.Context, network *unstructured.Unstructured, conditions []operv1.OperatorCondition) error {
+	if conditionsUnchanged(previousConditions(network), conditions) {
+		return nil
+	}
+	items := make([]any, 0, len(conditions))
+	for _, c := range conditions {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c)
+		if err != nil {
+			return fmt.Errorf("encoding condition %s: %w", c.Type, err)
+		}
+		items = append(items, m)
+	}
+	patch := &unstructured.Unstructured{}
+	patch.SetGroupVersionKind(NetworkGVK)
+	patch.SetName(clusterName)
+	if err := unstructured.SetNestedSlice(patch.Object, items, "status", "conditions"); err != nil {
+		return err
+	}
+	if err := r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(StatusFieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("writing the KubernetesNMState conditions: %w", err)
+	}
+	return nil
+}
+
+func conditionsUnchanged(previous, next []operv1.OperatorCondition) bool {
+	for _, n := range next {
+		found := false
+		for _, p := range previous {
+			if p.Type == n.Type {
+				found = p.Status == n.Status && p.Reason == n.Reason && p.Message == n.Message &&
+					p.LastTransitionTime.Equal(&n.LastTransitionTime)
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func identity(gk schema.GroupKind, namespace, name string) string {
+	return gk.String() + "/" + namespace + "/" + name
+}
+
+func objectName(obj client.Object) string {
+	if obj.GetNamespace() == "" {
+		return obj.GetName()
+	}
+	return obj.GetNamespace() + "/" + obj.GetName()
+}

@@ -1,0 +1,278 @@
+// Package e2e runs the plugin host against a real kube-apiserver and etcd
+// (envtest, with the binaries `make tools` builds) with the CRDs that
+// openshift/api ships installed.
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+const (
+	manifestDir  = "../../bindata"
+	handlerImage = "quay.io/openshift/origin-kubernetes-nmstate-handler:e2e"
+	wait         = 30 * time.Second
+	tick         = 100 * time.Millisecond
+)
+
+type cluster struct {
+	t          *testing.T
+	cfg        *rest.Config
+	c          client.Client // direct, uncached: what a user or kubectl sees
+	kubeconfig string
+}
+
+type clusterOption struct {
+	networkCRD string // default: this project's manifests/ CRD
+	extraCRDs  []string
+}
+
+// openshiftAPIDir is the pinned github.com/openshift/api module on disk.
+func openshiftAPIDir(t *testing.T) string {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/openshift/api").Output()
+	require.NoError(t, err, "locating the openshift/api module")
+	return strings.TrimSpace(string(out))
+}
+
+func assetsDir(t *testing.T) string {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir
+	}
+	dir, err := filepath.Abs("../../bin")
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "kube-apiserver"))
+	require.NoError(t, err, "no kube-apiserver in %s: run `make tools` (or `make test`)", dir)
+	return dir
+}
+
+// startCluster starts kube-apiserver and etcd with the real CRDs installed.
+func startCluster(t *testing.T, opt clusterOption) *cluster {
+	t.Helper()
+	api := openshiftAPIDir(t)
+	networkCRD := opt.networkCRD
+	if networkCRD == "" {
+		networkCRD = "../../manifests/0000_70_network_01_networks-Default.crd.yaml"
+	}
+	paths := append([]string{
+		networkCRD,
+		filepath.Join(api, "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_infrastructures-Default.crd.yaml"),
+		filepath.Join(api, "config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml"),
+		filepath.Join(api, "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_featuregates.crd.yaml"),
+	}, opt.extraCRDs...)
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assetsDir(t),
+		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true},
+	}
+	cfg, err := env.Start()
+	require.NoError(t, err, "starting kube-apiserver and etcd")
+	t.Cleanup(func() { _ = env.Stop() })
+
+	scheme, err := controller.NewScheme()
+	require.NoError(t, err)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+
+	user, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
+	require.NoError(t, err)
+	kubeconfig, err := user.KubeConfig()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(path, kubeconfig, 0o600))
+	return &cluster{t: t, cfg: cfg, c: c, kubeconfig: path}
+}
+
+type hostOption func(*controller.Options)
+
+// startHost runs the plugin host against the cluster until the test ends.
+func (k *cluster) startHost(opts ...hostOption) {
+	k.t.Helper()
+	mgr, err := controller.NewManager(k.cfg, ctrl.Options{
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// Every test starts its own host in this one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(k.t, err)
+	o := controller.Options{
+		ManifestDir:            manifestDir,
+		DefaultOnGate:          true,
+		StandalonePollInterval: 500 * time.Millisecond,
+		Params: func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
+			return nmstate.NewRenderParams(cfg, c, handlerImage, "4.99.0-e2e")
+		},
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	_, err = controller.Setup(mgr, o)
+	require.NoError(k.t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	k.t.Cleanup(func() {
+		cancel()
+		require.NoError(k.t, <-done)
+	})
+}
+
+func (k *cluster) ctx() context.Context { return context.Background() }
+
+// createInfrastructure creates infrastructures.config.openshift.io/cluster
+// with the given status, as the installer does.
+func (k *cluster) createInfrastructure(platform configv1.PlatformType, controlPlane, infra configv1.TopologyMode) {
+	k.t.Helper()
+	obj := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	require.NoError(k.t, k.c.Create(k.ctx(), obj))
+	obj.Status = configv1.InfrastructureStatus{
+		Platform:               platform,
+		PlatformStatus:         &configv1.PlatformStatus{Type: platform},
+		ControlPlaneTopology:   controlPlane,
+		InfrastructureTopology: infra,
+		InfrastructureName:     "e2e",
+		APIServerURL:           "https://api.e2e.example.com:6443",
+		APIServerInternalURL:   "https://api-int.e2e.example.com:6443",
+		EtcdDiscoveryDomain:    "",
+	}
+	require.NoError(k.t, k.c.Status().Update(k.ctx(), obj))
+}
+
+// createNetwork creates network.operator.openshift.io/cluster with the given
+// spec.kubernetesNMState (nil: absent).
+func (k *cluster) createNetwork(nmstateSpec map[string]any) {
+	k.t.Helper()
+	spec := map[string]any{"managementState": "Managed"}
+	if nmstateSpec != nil {
+		spec["kubernetesNMState"] = nmstateSpec
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operator.openshift.io/v1", "kind": "Network",
+		"metadata": map[string]any{"name": "cluster"}, "spec": spec,
+	}}
+	require.NoError(k.t, k.c.Create(k.ctx(), obj))
+}
+
+func (k *cluster) network() *unstructured.Unstructured {
+	k.t.Helper()
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(controller.NetworkGVK)
+	require.NoError(k.t, k.c.Get(k.ctx(), client.ObjectKey{Name: "cluster"}, obj))
+	return obj
+}
+
+func (k *cluster) conditions() map[string]operv1.OperatorCondition {
+	raw, _, _ := unstructured.NestedSlice(k.network().Object, "status", "conditions")
+	out := map[string]operv1.OperatorCondition{}
+	for _, item := range raw {
+		var c operv1.OperatorCondition
+		require.NoError(k.t, runtime.DefaultUnstructuredConverter.FromUnstructured(item.(map[string]any), &c))
+		out[c.Type] = c
+	}
+	return out
+}
+
+// waitCondition waits until condition typ has the status and reason.
+func (k *cluster) waitCondition(typ string, status operv1.ConditionStatus, reason string) operv1.OperatorCondition {
+	k.t.Helper()
+	var last operv1.OperatorCondition
+	ok := waitUntil(func() bool {
+		last = k.conditions()[typ]
+		return last.Status == status && last.Reason == reason
+	})
+	require.True(k.t, ok, "condition %s never became %s/%s; last: %+v", typ, status, reason, last)
+	return last
+}
+
+func (k *cluster) exists(obj client.Object, namespace, name string) bool {
+	k.t.Helper()
+	err := k.c.Get(k.ctx(), client.ObjectKey{Namespace: namespace, Name: name}, obj)
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	require.NoError(k.t, err)
+	return true
+}
+
+func (k *cluster) waitExists(obj client.Object, namespace, name string) {
+	k.t.Helper()
+	require.True(k.t, waitUntil(func() bool { return k.exists(obj, namespace, name) }), "%T %s/%s never appeared", obj, namespace, name)
+}
+
+func (k *cluster) waitGone(obj client.Object, namespace, name string) {
+	k.t.Helper()
+	require.True(k.t, waitUntil(func() bool { return !k.exists(obj, namespace, name) }), "%T %s/%s was never removed", obj, namespace, name)
+}
+
+func (k *cluster) patchNetwork(patch string) {
+	k.t.Helper()
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(controller.NetworkGVK)
+	obj.SetName("cluster")
+	require.NoError(k.t, k.c.Patch(k.ctx(), obj, client.RawPatch("application/merge-patch+json", []byte(patch))))
+}
+
+// kubectl runs the real kubectl binary against the cluster.
+func (k *cluster) kubectl(args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(assetsDir(k.t), "kubectl"), append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func waitUntil(cond func() bool) bool {
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(tick)
+	}
+	return cond()
+}
+
+// rendered is what the plugin renders for the cluster, to compare with
+// what the API server holds.
+func rendered(t *testing.T, cfg nmstate.Config, c nmstate.Cluster) []*unstructured.Unstructured {
+	objs, err := nmstate.Render(nmstate.Decide(cfg, c), nmstate.NewRenderParams(cfg, c, handlerImage, "4.99.0-e2e"), manifestDir)
+	require.NoError(t, err)
+	require.NotEmpty(t, objs)
+	return objs
+}
+
+// reportRollout writes the handler DaemonSet's and webhook Deployment's
+// status through the status subresource, as their controllers would (envtest
+// runs no controller-manager).
+func (k *cluster) reportRollout(handlersReady, nodes int32) {
+	k.t.Helper()
+	dep := &appsv1.Deployment{}
+	k.waitExists(dep, nmstate.Namespace, nmstate.WebhookDeployment)
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: *dep.Spec.Replicas,
+		UpdatedReplicas: *dep.Spec.Replicas, ReadyReplicas: *dep.Spec.Replicas, AvailableReplicas: *dep.Spec.Replicas}
+	require.NoError(k.t, k.c.Status().Update(k.ctx(), dep))
+	ds := &appsv1.DaemonSet{}
+	k.waitExists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet)
+	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: ds.Generation, DesiredNumberScheduled: nodes, CurrentNumberScheduled: nodes,
+		UpdatedNumberScheduled: nodes, NumberReady: handlersReady, NumberAvailable: handlersReady, NumberUnavailable: nodes - handlersReady}
+	require.NoError(k.t, k.c.Status().Update(k.ctx(), ds))
+}
