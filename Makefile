@@ -25,7 +25,7 @@ TOOLS := $(CONTROLLER_GEN) $(KUBE_APISERVER) $(ETCD) $(KUBECTL)
 # envtest finds kube-apiserver, etcd and kubectl here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build test unit e2e fuzz generate verify bench demo tools clean
+.PHONY: all build test unit generate verify bench demo tools clean
 
 all: build
 
@@ -53,8 +53,14 @@ build:
 test: tools
 	$(GO) test -count=1 ./...
 
+# Unit tests only: no control plane needed.
 unit:
-	$(GO) test -count=1 ./pkg/... ./cmd/...
+	$(GO) test -count=1 ./pkg/...
+
+# The main job on an embedded default: kube-apiserver + etcd, a sample
+# bare-metal cluster, the plugin host. `make demo ARGS=--keep` keeps it running.
+demo: tools build
+	$(BIN)/cno-nmstate demo -assets $(BIN) $(ARGS)
 
 generate: $(CONTROLLER_GEN)
 	CONTROLLER_GEN=$(CONTROLLER_GEN) hack/generate.sh .

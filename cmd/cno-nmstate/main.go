@@ -12,6 +12,9 @@ const usage = `usage: cno-nmstate <command> [flags]
 
 commands:
   render   print the decision (stderr) and the rendered objects (stdout, YAML)
+  run      run the plugin host against a cluster (-kubeconfig)
+  demo     start an embedded kube-apiserver and etcd, a sample bare-metal
+           cluster and the host, and show the decision, objects and conditions
 
 run 'cno-nmstate <command> -h' for a command's flags
 `
@@ -29,6 +32,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "render":
 		err = renderCmd(args[1:], stdout, stderr)
+	case "run":
+		err = runCmd(args[1:], stderr)
+	case "demo":
+		err = demoCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,9 +24,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -51,11 +50,24 @@ type clusterOption struct {
 	extraCRDs  []string
 }
 
-// openshiftAPIDir is the pinned github.com/openshift/api module on disk.
-func openshiftAPIDir(t *testing.T) string {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/openshift/api").Output()
-	require.NoError(t, err, "locating the openshift/api module")
-	return strings.TrimSpace(string(out))
+// startCluster starts kube-apiserver and etcd with the real CRDs installed.
+func startCluster(t *testing.T, opt clusterOption) *cluster {
+	t.Helper()
+	networkCRD := opt.networkCRD
+	if networkCRD == "" {
+		networkCRD = "../../manifests/0000_70_network_01_networks-Default.crd.yaml"
+	}
+	dc, err := devcluster.Start(devcluster.Options{AssetsDir: assetsDir(t), NetworkCRD: networkCRD, ExtraCRDs: opt.extraCRDs})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dc.Stop() })
+
+	scheme, err := controller.NewScheme()
+	require.NoError(t, err)
+	c, err := client.New(dc.Config, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(path, dc.Kubeconfig, 0o600))
+	return &cluster{t: t, cfg: dc.Config, c: c, kubeconfig: path}
 }
 
 func assetsDir(t *testing.T) string {
@@ -64,45 +76,7 @@ func assetsDir(t *testing.T) string {
 	}
 	dir, err := filepath.Abs("../../bin")
 	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(dir, "kube-apiserver"))
-	require.NoError(t, err, "no kube-apiserver in %s: run `make tools` (or `make test`)", dir)
 	return dir
-}
-
-// startCluster starts kube-apiserver and etcd with the real CRDs installed.
-func startCluster(t *testing.T, opt clusterOption) *cluster {
-	t.Helper()
-	api := openshiftAPIDir(t)
-	networkCRD := opt.networkCRD
-	if networkCRD == "" {
-		networkCRD = "../../manifests/0000_70_network_01_networks-Default.crd.yaml"
-	}
-	paths := append([]string{
-		networkCRD,
-		filepath.Join(api, "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_infrastructures-Default.crd.yaml"),
-		filepath.Join(api, "config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml"),
-		filepath.Join(api, "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_featuregates.crd.yaml"),
-	}, opt.extraCRDs...)
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: assetsDir(t),
-		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true},
-	}
-	cfg, err := env.Start()
-	require.NoError(t, err, "starting kube-apiserver and etcd")
-	t.Cleanup(func() { _ = env.Stop() })
-
-	scheme, err := controller.NewScheme()
-	require.NoError(t, err)
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-
-	user, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
-	require.NoError(t, err)
-	kubeconfig, err := user.KubeConfig()
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(path, kubeconfig, 0o600))
-	return &cluster{t: t, cfg: cfg, c: c, kubeconfig: path}
 }
 
 type hostOption func(*controller.Options)

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+// demoImage is what image-references names; nothing pulls it here, as the
+// embedded control plane runs no kubelet.
+const demoImage = "quay.io/openshift/origin-kubernetes-nmstate-handler:latest"
+
+func demoCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	keep := fs.Bool("keep", false, "keep the control plane and the host running after the demo, until interrupted")
+	kubeconfigOut := fs.String("kubeconfig-out", "_output/demo.kubeconfig", "where to write the demo cluster's kubeconfig")
+	assets := fs.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver, etcd and kubectl (default $KUBEBUILDER_ASSETS)")
+	networkCRD := fs.String("network-crd", "manifests/0000_70_network_01_networks-Default.crd.yaml", "the Network.operator CRD with spec.kubernetesNMState")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctrl.SetLogger(logr.Discard()) // the demo prints what matters itself
+
+	fmt.Fprintln(stdout, "== starting an embedded kube-apiserver and etcd")
+	dc, err := devcluster.Start(devcluster.Options{AssetsDir: *assets, NetworkCRD: *networkCRD})
+	if err != nil {
+		return err
+	}
+	defer dc.Stop()
+	if err := os.MkdirAll(filepath.Dir(*kubeconfigOut), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(*kubeconfigOut, dc.Kubeconfig, 0o600); err != nil {
+		return fmt.Errorf("writing the kubeconfig: %w", err)
+	}
+	scheme, err := controller.NewScheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(dc.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
+	defer cancel()
+
+	fmt.Fprintln(stdout, "== a sample bare-metal cluster: Infrastructure BareMetal/HighlyAvailable, Network.operator without spec.kubernetesNMState")
+	if err := createSampleCluster(ctx, c); err != nil {
+		return err
+	}
+	dir, cleanup, err := manifestDir("")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	image := os.Getenv(nmstate.EnvHandlerImage)
+	if image == "" {
+		image = demoImage
+	}
+	done, err := startHost(ctx, dc.Config, controller.Options{ManifestDir: dir, DefaultOnGate: true,
+		Params: func(cfg nmstate.Config, cl nmstate.Cluster) nmstate.RenderParams {
+			return nmstate.NewRenderParams(cfg, cl, image, "demo")
+		}})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "== the plugin host is running")
+
+	if err := waitFor(ctx, func() (bool, error) { return exists(ctx, c, &appsv1.DaemonSet{}, nmstate.HandlerDaemonSet) }); err != nil {
+		return fmt.Errorf("waiting for the handler DaemonSet: %w", err)
+	}
+	if err := printDecision(ctx, c, stdout); err != nil {
+		return err
+	}
+	before, err := ownedObjects(ctx, c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n== created %d objects:\n", len(before))
+	for _, o := range before {
+		fmt.Fprintln(stdout, "  "+o)
+	}
+	if err := printConditions(ctx, c, stdout); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "(no kubelet runs in the embedded control plane, so no handler pod ever becomes ready here)")
+
+	fmt.Fprintln(stdout, "\n== a user creates a NodeNetworkConfigurationPolicy, then opts out: spec.kubernetesNMState.mode=Disabled")
+	if err := c.Create(ctx, demoPolicy()); err != nil {
+		return fmt.Errorf("creating the sample policy: %w", err)
+	}
+	if err := setMode(ctx, c, "Disabled"); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, func() (bool, error) {
+		present, err := exists(ctx, c, &appsv1.DaemonSet{}, nmstate.HandlerDaemonSet)
+		return !present, err
+	}); err != nil {
+		return fmt.Errorf("waiting for the handler to be removed: %w", err)
+	}
+	if err := waitFor(ctx, func() (bool, error) {
+		conds, err := conditions(ctx, c)
+		return conds[nmstate.ConditionProgressing].Reason == nmstate.ReasonUserDisabled, err
+	}); err != nil {
+		return err
+	}
+	after, err := ownedObjects(ctx, c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "removed:")
+	for _, o := range difference(before, after) {
+		fmt.Fprintln(stdout, "  "+o)
+	}
+	fmt.Fprintln(stdout, "kept:")
+	for _, o := range after {
+		fmt.Fprintln(stdout, "  "+o)
+	}
+	fmt.Fprintln(stdout, "  NodeNetworkConfigurationPolicy demo-vlan100 (users' policies are never removed)")
+	if err := printConditions(ctx, c, stdout); err != nil {
+		return err
+	}
+
+	if !*keep {
+		cancel()
+		return <-done
+	}
+	kubectl := filepath.Join(*assets, "kubectl")
+	fmt.Fprintf(stdout, `
+== still running (--keep); press Ctrl-C to stop. Try:
+  export KUBECONFIG=%s
+  %s edit network.operator cluster        # set spec.kubernetesNMState.mode: Enabled
+  %s patch network.operator cluster --type merge -p '{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}'
+  %s get network.operator cluster -o jsonpath='{range .status.conditions[*]}{.type}{"\t"}{.status}{"\t"}{.reason}{"\n"}{end}'
+  %s get nncp
+`, *kubeconfigOut, kubectl, kubectl, kubectl, kubectl)
+	<-ctx.Done()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+func createSampleCluster(ctx context.Context, c client.Client) error {
+	infra := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	if err := c.Create(ctx, infra); err != nil {
+		return fmt.Errorf("creating the Infrastructure: %w", err)
+	}
+	infra.Status = configv1.InfrastructureStatus{
+		Platform: configv1.BareMetalPlatformType, PlatformStatus: &configv1.PlatformStatus{Type: configv1.BareMetalPlatformType},
+		ControlPlaneTopology: configv1.HighlyAvailableTopologyMode, InfrastructureTopology: configv1.HighlyAvailableTopologyMode,
+		InfrastructureName: "demo", APIServerURL: "https://api.demo.example.com:6443", APIServerInternalURL: "https://api-int.demo.example.com:6443",
+	}
+	if err := c.Status().Update(ctx, infra); err != nil {
+		return fmt.Errorf("setting the Infrastructure status: %w", err)
+	}
+	network := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operator.openshift.io/v1", "kind": "Network",
+		"metadata": map[string]any{"name": "cluster"},
+		"spec":     map[string]any{"managementState": "Managed"},
+	}}
+	if err := c.Create(ctx, network); err != nil {
+		return fmt.Errorf("creating the Network.operator: %w", err)
+	}
+	return nil
+}
+
+func demoPolicy() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nmstate.io/v1", "kind": "NodeNetworkConfigurationPolicy",
+		"metadata": map[string]any{"name": "demo-vlan100"},
+		"spec": map[string]any{"desiredState": map[string]any{"interfaces": []any{map[string]any{
+			"name": "eth1.100", "type": "vlan", "state": "up",
+			"vlan": map[string]any{"base-iface": "eth1", "id": int64(100)},
+		}}}},
+	}}
+}
+
+func setMode(ctx context.Context, c client.Client, mode string) error {
+	network := &unstructured.Unstructured{}
+	network.SetGroupVersionKind(controller.NetworkGVK)
+	network.SetName("cluster")
+	patch := fmt.Sprintf(`{"spec":{"kubernetesNMState":{"mode":%q}}}`, mode)
+	if err := c.Patch(ctx, network, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		return fmt.Errorf("setting mode %s: %w", mode, err)
+	}
+	return nil
+}
+
+func exists(ctx context.Context, c client.Client, obj client.Object, name string) (bool, error) {
+	err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: name}, obj)
+	if client.IgnoreNotFound(err) != nil {
+		return false, err
+	}
+	return err == nil, nil
+}
+
+func waitFor(ctx context.Context, cond func() (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ownedObjects lists what carries the plugin's label, as "Kind namespace/name".
+func ownedObjects(ctx context.Context, c client.Client) ([]string, error) {
+	var out []string
+	kinds := []schemaKind{
+		{"apiextensions.k8s.io/v1", "CustomResourceDefinition"}, {"v1", "Namespace"}, {"v1", "ServiceAccount"}, {"v1", "Service"},
+		{"rbac.authorization.k8s.io/v1", "ClusterRole"}, {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"},
+		{"rbac.authorization.k8s.io/v1", "Role"}, {"rbac.authorization.k8s.io/v1", "RoleBinding"},
+		{"apps/v1", "DaemonSet"}, {"apps/v1", "Deployment"}, {"policy/v1", "PodDisruptionBudget"},
+		{"admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"},
+		{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"}, {"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"},
+		{"networking.k8s.io/v1", "NetworkPolicy"},
+	}
+	for _, k := range kinds {
+		list := &metav1.PartialObjectMetadataList{}
+		list.APIVersion, list.Kind = k.apiVersion, k.kind+"List"
+		if err := c.List(ctx, list, client.HasLabels{nmstate.OwnerLabel}); err != nil {
+			return nil, fmt.Errorf("listing %s: %w", k.kind, err)
+		}
+		for _, item := range list.Items {
+			name := item.Name
+			if item.Namespace != "" {
+				name = item.Namespace + "/" + name
+			}
+			out = append(out, k.kind+" "+name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+type schemaKind struct{ apiVersion, kind string }
+
+func difference(before, after []string) []string {
+	kept := map[string]bool{}
+	for _, a := range after {
+		kept[a] = true
+	}
+	var out []string
+	for _, b := range before {
+		if !kept[b] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func conditions(ctx context.Context, c client.Client) (map[string]operv1.OperatorCondition, error) {
+	network := &unstructured.Unstructured{}
+	network.SetGroupVersionKind(controller.NetworkGVK)
+	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, network); err != nil {
+		return nil, err
+	}
+	raw, _, _ := unstructured.NestedSlice(network.Object, "status", "conditions")
+	out := map[string]operv1.OperatorCondition{}
+	for _, item := range raw {
+		var cond operv1.OperatorCondition
+		if m, ok := item.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) == nil {
+			out[cond.Type] = cond
+		}
+	}
+	return out, nil
+}
+
+func printConditions(ctx context.Context, c client.Client, w io.Writer) error {
+	conds, err := conditions(ctx, c)
+	if err != nil {
+		return fmt.Errorf("reading the conditions: %w", err)
+	}
+	fmt.Fprintln(w, "conditions on network.operator.openshift.io/cluster:")
+	for _, t := range []string{nmstate.ConditionAvailable, nmstate.ConditionProgressing, nmstate.ConditionDegraded} {
+		cond := conds[t]
+		fmt.Fprintf(w, "  %-30s %-6s %-20s %s\n", t, cond.Status, cond.Reason, strings.TrimSpace(cond.Message))
+	}
+	return nil
+}
+
+// printDecision shows what the plugin decides from the cluster's objects,
+// through the same functions the host calls.
+func printDecision(ctx context.Context, c client.Client, w io.Writer) error {
+	network := &unstructured.Unstructured{}
+	network.SetGroupVersionKind(controller.NetworkGVK)
+	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, network); err != nil {
+		return err
+	}
+	infra := &configv1.Infrastructure{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, infra); err != nil {
+		return err
+	}
+	cfg, err := nmstate.ConfigFromNetwork(network)
+	if err != nil {
+		return err
+	}
+	cluster, err := nmstate.ClusterFromInfrastructure(infra)
+	if err != nil {
+		return err
+	}
+	cluster.DefaultOnGate = true
+	d := nmstate.Decide(cfg, cluster)
+	fmt.Fprintf(w, "\n== decision: enabled=%v reason=%s\n  %s\n", d.Enabled, d.Reason, d.Message)
+	return nil
+}
