@@ -82,9 +82,16 @@ func assetsDir(t *testing.T) string {
 type hostOption func(*controller.Options)
 
 // startHost runs the plugin host against the cluster until the test ends.
-func (k *cluster) startHost(opts ...hostOption) {
+func (k *cluster) startHost(opts ...hostOption) *controller.Reconciler {
 	k.t.Helper()
-	mgr, err := controller.NewManager(k.cfg, ctrl.Options{
+	return k.startHostWith(k.cfg, opts...)
+}
+
+// startHostWith runs the host with its own rest.Config, e.g. one whose
+// transport counts or fails requests.
+func (k *cluster) startHostWith(cfg *rest.Config, opts ...hostOption) *controller.Reconciler {
+	k.t.Helper()
+	mgr, err := controller.NewManager(cfg, ctrl.Options{
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// Every test starts its own host in this one process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -101,7 +108,7 @@ func (k *cluster) startHost(opts ...hostOption) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	_, err = controller.Setup(mgr, o)
+	r, err := controller.Setup(mgr, o)
 	require.NoError(k.t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -110,6 +117,7 @@ func (k *cluster) startHost(opts ...hostOption) {
 		cancel()
 		require.NoError(k.t, <-done)
 	})
+	return r
 }
 
 func (k *cluster) ctx() context.Context { return context.Background() }
