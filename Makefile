@@ -81,8 +81,11 @@ verify: $(CONTROLLER_GEN)
 	exit $$status
 	$(GO) mod tidy -diff
 
+# Go benchmarks, then the budget driver against a real kube-apiserver and
+# etcd; it ends with the summary docs/resource-budget.md describes.
 bench: tools
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+	$(GO) run ./test/bench -assets $(BIN)
 
 clean:
 	rm -rf $(BIN)

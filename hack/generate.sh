@@ -35,5 +35,10 @@ done
 # tests that play the standalone operator.
 { echo "$header"; sed '1{/^---$/d}' "$tmp/nmstate.io_nmstates.yaml"; } > "$testcrds/nmstate.io_nmstates.yaml"
 
-go run ./hack/gen-network-crd -out "$root/manifests/0000_70_network_01_networks-Default.crd.yaml"
+# One CRD per feature set, as openshift/api ships them: the CVO installs the
+# variant whose release.openshift.io/feature-set matches the cluster.
+for set in Default TechPreviewNoUpgrade DevPreviewNoUpgrade CustomNoUpgrade OKD; do
+	name="0000_70_network_01_networks-$set.crd.yaml"
+	go run ./hack/gen-network-crd -source "operator/v1/zz_generated.crd-manifests/$name" -out "$root/manifests/$name"
+done
 go run ./hack/gen-network-crd -no-enum -out "$testcrds/networks-no-enum.crd.yaml"

@@ -10,6 +10,7 @@ import (
 // measure of what a controller costs the API server.
 type RequestCounter struct {
 	mu       sync.Mutex
+	total    int
 	mutating int
 	paths    map[string]int
 }
@@ -22,6 +23,7 @@ func (c *RequestCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
 			c.paths = map[string]int{}
 		}
 		c.paths[req.Method+" "+req.URL.Path]++
+		c.total++
 		switch req.Method {
 		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 			c.mutating++
@@ -36,6 +38,13 @@ func (c *RequestCounter) Mutating() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.mutating
+}
+
+// Total is the number of requests so far.
+func (c *RequestCounter) Total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
 }
 
 // Matching returns the "METHOD path" keys whose path contains any of parts.
@@ -58,7 +67,7 @@ func (c *RequestCounter) Matching(parts ...string) []string {
 func (c *RequestCounter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.mutating = 0
+	c.total, c.mutating = 0, 0
 	c.paths = nil
 }
 

@@ -2,11 +2,14 @@ package nmstate
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -45,4 +48,30 @@ func TestImageReferencesMatchDeploymentEnv(t *testing.T) {
 		env[e.Name] = e.Value
 	}
 	assert.Equal(t, images["kubernetes-nmstate-handler"], env[EnvHandlerImage])
+}
+
+// Every feature-set variant of the Network CRD carries the new field with
+// its enum, so the field exists whatever feature set a cluster runs.
+func TestNetworkCRDVariants(t *testing.T) {
+	files, err := filepath.Glob("../../manifests/0000_70_network_01_networks-*.crd.yaml")
+	require.NoError(t, err)
+	require.Len(t, files, 5)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var crd apiextensionsv1.CustomResourceDefinition
+		require.NoError(t, yaml.Unmarshal(data, &crd), f)
+		set := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "0000_70_network_01_networks-"), ".crd.yaml")
+		assert.Equal(t, set, crd.Annotations["release.openshift.io/feature-set"], f)
+		for _, v := range crd.Spec.Versions {
+			field, ok := v.Schema.OpenAPIV3Schema.Properties["spec"].Properties["kubernetesNMState"]
+			require.True(t, ok, "%s %s has no spec.kubernetesNMState", f, v.Name)
+			var modes []string
+			for _, e := range field.Properties["mode"].Enum {
+				modes = append(modes, strings.Trim(string(e.Raw), `"`))
+			}
+			assert.Equal(t, []string{string(ModeEnabled), string(ModeDisabled)}, modes, f)
+			assert.Contains(t, field.Properties, "handlerPlacement", f)
+		}
+	}
 }

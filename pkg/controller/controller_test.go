@@ -1,0 +1,49 @@
+package controller
+
+import (
+	"testing"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+// Every kind the bindata renders must be watched and either prunable or
+// kept: a kind in neither would be left behind forever once no longer rendered.
+func TestEveryRenderedKindIsPrunableOrKept(t *testing.T) {
+	scheme, err := NewScheme()
+	require.NoError(t, err)
+	known := map[schema.GroupKind]string{}
+	for _, obj := range prunable {
+		gvk, err := apiutil.GVKForObject(obj, scheme)
+		require.NoError(t, err)
+		known[gvk.GroupKind()] = "prunable"
+	}
+	for _, obj := range kept {
+		gvk, err := apiutil.GVKForObject(obj, scheme)
+		require.NoError(t, err)
+		known[gvk.GroupKind()] = "kept"
+	}
+	assert.Equal(t, "kept", known[schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}])
+
+	for _, topology := range []configv1.TopologyMode{configv1.HighlyAvailableTopologyMode, configv1.SingleReplicaTopologyMode, configv1.ExternalTopologyMode} {
+		infra := configv1.HighlyAvailableTopologyMode
+		if topology == configv1.SingleReplicaTopologyMode {
+			infra = topology
+		}
+		c := nmstate.Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: topology, InfrastructureTopology: infra}
+		cfg := nmstate.Config{Mode: nmstate.ModeEnabled}
+		objs, err := nmstate.Render(nmstate.Decide(cfg, c), nmstate.NewRenderParams(cfg, c, "img", "1"), "../../bindata")
+		require.NoError(t, err)
+		for _, obj := range objs {
+			gk := obj.GroupVersionKind().GroupKind()
+			assert.Contains(t, known, gk, "%s %s is neither prunable nor kept", gk, obj.GetName())
+			_, err := scheme.New(obj.GroupVersionKind())
+			assert.NoError(t, err, "%s has no Go type in the host's scheme, so it cannot be read from the cache", gk)
+		}
+	}
+}

@@ -1,0 +1,555 @@
+// Command bench measures the plugin host's resource budget against a real
+// kube-apiserver and etcd, each figure beside its baseline from the same run,
+// and ends with a summary that scripts can read (see docs/resource-budget.md).
+// Run it with `make bench`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	"github.com/openshift/cluster-network-operator/pkg/render"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/ptr"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+const image = "quay.io/openshift/origin-kubernetes-nmstate-handler:bench"
+
+var clusterReq = reconcile.Request{NamespacedName: client.ObjectKey{Name: "cluster"}}
+
+func main() {
+	assets := flag.String("assets", "bin", "directory with kube-apiserver, etcd and kubectl")
+	root := flag.String("root", ".", "the repository root")
+	runs := flag.Int("runs", 20, "latency samples")
+	sizes := flag.String("nodes", "0,1000,5000", "cluster sizes for the memory figure, ascending")
+	nnsKB := flag.Int("nns-kb", 24, "size of each NodeNetworkState's status in KB")
+	flag.Parse()
+	ctrl.SetLogger(logr.Discard())
+	if err := run(*assets, *root, *runs, *sizes, *nnsKB); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type summary struct {
+	idle, idleBaseline, rvChanges         int
+	growthMB, growthBaselineMB            float64
+	convergeP50, convergeP95, reflectP50  time.Duration
+	reflectP95                            time.Duration
+	renderRatio                           float64
+	requestsPerReconcile, requestsLargest int
+	largest                               int
+}
+
+func run(assets, root string, runs int, sizes string, nnsKB int) error {
+	var s summary
+	manifests := filepath.Join(root, "bindata")
+
+	fmt.Println("== render cost: nmstate.Render vs CNO's render.RenderDir, same bindata and data")
+	s.renderRatio = renderRatio(manifests)
+
+	dc, err := devcluster.Start(devcluster.Options{AssetsDir: assets,
+		NetworkCRD: filepath.Join(root, "manifests/0000_70_network_01_networks-Default.crd.yaml")})
+	if err != nil {
+		return err
+	}
+	defer dc.Stop()
+	b, err := newBench(dc.Config, manifests)
+	if err != nil {
+		return err
+	}
+	if err := b.seed(); err != nil {
+		return err
+	}
+
+	fmt.Println("== idle write rate: 100 reconciles after convergence")
+	if s.idle, s.rvChanges, err = b.idle(false); err != nil {
+		return err
+	}
+	if s.idleBaseline, _, err = b.idle(true); err != nil {
+		return err
+	}
+	fmt.Printf("  host: %d mutating requests, %d resourceVersion changes; baseline (apply every object each reconcile): %d\n", s.idle, s.rvChanges, s.idleBaseline)
+
+	fmt.Printf("== convergence latency over %d runs\n", runs)
+	if s.convergeP50, s.convergeP95, err = b.converge(runs); err != nil {
+		return err
+	}
+	if s.reflectP50, s.reflectP95, err = b.reflect(runs); err != nil {
+		return err
+	}
+	fmt.Printf("  mode patch -> objects applied and conditions written: p50 %s, p95 %s\n", ms(s.convergeP50), ms(s.convergeP95))
+	fmt.Printf("  DaemonSet status -> conditions: p50 %s, p95 %s\n", ms(s.reflectP50), ms(s.reflectP95))
+
+	fmt.Printf("== memory versus cluster size (%s nodes, NodeNetworkStates of %d KB)\n", sizes, nnsKB)
+	if err := b.memory(sizes, nnsKB, &s); err != nil {
+		return err
+	}
+
+	fmt.Println()
+	fmt.Printf("idle_mutating_requests: %d (baseline %d)\n", s.idle, s.idleBaseline)
+	fmt.Printf("memory_growth_mb_5000_nodes: %.1f (baseline %.1f)\n", s.growthMB, s.growthBaselineMB)
+	fmt.Printf("converge_p50_ms: %d (p95 %d)\n", s.convergeP50.Milliseconds(), s.convergeP95.Milliseconds())
+	fmt.Printf("status_reflect_p50_ms: %d\n", s.reflectP50.Milliseconds())
+	fmt.Printf("render_ratio_vs_renderdir: %.2f\n", s.renderRatio)
+	fmt.Printf("requests_per_reconcile_at_%d_nodes: %d (at 0 nodes %d)\n", s.largest, s.requestsLargest, s.requestsPerReconcile)
+	return nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d.Microseconds())/1000) }
+
+func renderRatio(manifests string) float64 {
+	c := nmstate.Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
+		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
+	d := nmstate.Decide(nmstate.Config{}, c)
+	p := nmstate.NewRenderParams(nmstate.Config{}, c, image, "4.99.0")
+	plugin := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := nmstate.Render(d, p, manifests); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	cno := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			data := render.MakeRenderData()
+			data.Data["HandlerImage"] = p.HandlerImage
+			data.Data["ReleaseVersion"] = p.ReleaseVersion
+			data.Data["HandlerNodeSelector"] = p.HandlerNodeSelector
+			data.Data["HandlerTolerations"] = p.HandlerTolerations
+			data.Data["WebhookReplicas"] = p.WebhookReplicas
+			data.Data["WebhookOnControlPlane"] = p.WebhookOnControlPlane
+			if _, err := render.RenderDir(filepath.Join(manifests, nmstate.ManifestSubdir), &data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	fmt.Printf("  Render     %s\n  RenderDir  %s\n", plugin.String()+" "+plugin.MemString(), cno.String()+" "+cno.MemString())
+	return float64(plugin.NsPerOp()) / float64(cno.NsPerOp())
+}
+
+type bench struct {
+	cfg       *rest.Config
+	c         client.Client
+	manifests string
+	counter   *devcluster.RequestCounter
+	host      *controller.Reconciler
+	stop      context.CancelFunc
+	done      chan error
+}
+
+func newBench(cfg *rest.Config, manifests string) (*bench, error) {
+	scheme, err := controller.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	return &bench{cfg: cfg, c: c, manifests: manifests, counter: &devcluster.RequestCounter{}}, nil
+}
+
+func (b *bench) ctx() context.Context { return context.Background() }
+
+func (b *bench) seed() error {
+	infra := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	if err := b.c.Create(b.ctx(), infra); err != nil {
+		return err
+	}
+	ha := configv1.HighlyAvailableTopologyMode
+	infra.Status = configv1.InfrastructureStatus{Platform: configv1.BareMetalPlatformType,
+		PlatformStatus: &configv1.PlatformStatus{Type: configv1.BareMetalPlatformType}, ControlPlaneTopology: ha, InfrastructureTopology: ha,
+		InfrastructureName: "bench", APIServerURL: "https://api.bench.example.com:6443", APIServerInternalURL: "https://api-int.bench.example.com:6443"}
+	if err := b.c.Status().Update(b.ctx(), infra); err != nil {
+		return err
+	}
+	return b.c.Create(b.ctx(), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operator.openshift.io/v1", "kind": "Network",
+		"metadata": map[string]any{"name": "cluster"}, "spec": map[string]any{"managementState": "Managed"}}})
+}
+
+// startHost (re)starts the host; its requests go through the counter.
+func (b *bench) startHost(applyEvery bool) error {
+	b.stopHost()
+	cfg := rest.CopyConfig(b.cfg)
+	cfg.WrapTransport = b.counter.Wrap
+	mgr, err := controller.NewManager(cfg, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	if err != nil {
+		return err
+	}
+	b.host, err = controller.Setup(mgr, controller.Options{ManifestDir: b.manifests, DefaultOnGate: true, ApplyEveryReconcile: applyEvery,
+		Params: func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
+			return nmstate.NewRenderParams(cfg, c, image, "4.99.0")
+		}})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.stop, b.done = cancel, make(chan error, 1)
+	go func() { b.done <- mgr.Start(ctx) }()
+	return b.waitFor(func() (bool, error) { return b.reason(nmstate.ConditionProgressing) != "", nil })
+}
+
+func (b *bench) stopHost() {
+	if b.stop != nil {
+		b.stop()
+		<-b.done
+		b.stop = nil
+	}
+}
+
+func (b *bench) conditions() (map[string]string, error) {
+	n := &unstructured.Unstructured{}
+	n.SetGroupVersionKind(controller.NetworkGVK)
+	if err := b.c.Get(b.ctx(), client.ObjectKey{Name: "cluster"}, n); err != nil {
+		return nil, err
+	}
+	raw, _, _ := unstructured.NestedSlice(n.Object, "status", "conditions")
+	out := map[string]string{}
+	for _, item := range raw {
+		m := item.(map[string]any)
+		out[m["type"].(string)] = fmt.Sprint(m["reason"], "|", m["message"])
+	}
+	return out, nil
+}
+
+func (b *bench) reason(typ string) string {
+	conds, err := b.conditions()
+	if err != nil {
+		return ""
+	}
+	return strings.SplitN(conds[typ], "|", 2)[0]
+}
+
+func (b *bench) waitFor(cond func() (bool, error)) error {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return fmt.Errorf("timed out")
+}
+
+func (b *bench) setMode(mode string) error {
+	n := &unstructured.Unstructured{}
+	n.SetGroupVersionKind(controller.NetworkGVK)
+	n.SetName("cluster")
+	return b.c.Patch(b.ctx(), n, client.RawPatch("application/merge-patch+json", []byte(fmt.Sprintf(`{"spec":{"kubernetesNMState":{"mode":%q}}}`, mode))))
+}
+
+// reportRollout writes workload status as the DaemonSet and Deployment
+// controllers would; envtest runs neither.
+func (b *bench) reportRollout(ready int32) error {
+	dep := &appsv1.Deployment{}
+	if err := b.c.Get(b.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.WebhookDeployment}, dep); err != nil {
+		return err
+	}
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
+	if err := b.c.Status().Update(b.ctx(), dep); err != nil {
+		return err
+	}
+	ds := &appsv1.DaemonSet{}
+	if err := b.c.Get(b.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); err != nil {
+		return err
+	}
+	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: ds.Generation, DesiredNumberScheduled: 3, CurrentNumberScheduled: 3,
+		UpdatedNumberScheduled: 3, NumberReady: ready, NumberAvailable: ready, NumberUnavailable: 3 - ready}
+	return b.c.Status().Update(b.ctx(), ds)
+}
+
+func (b *bench) resourceVersions() (map[string]string, error) {
+	c := nmstate.Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
+		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
+	objs, err := nmstate.Render(nmstate.Decide(nmstate.Config{}, c), nmstate.NewRenderParams(nmstate.Config{}, c, image, "4.99.0"), b.manifests)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, obj := range objs {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := b.c.Get(b.ctx(), client.ObjectKeyFromObject(obj), got); err != nil {
+			return nil, err
+		}
+		out[obj.GetKind()+"/"+obj.GetNamespace()+"/"+obj.GetName()] = got.GetResourceVersion()
+	}
+	return out, nil
+}
+
+// idle converges, then counts what 100 reconciles with nothing changed send.
+func (b *bench) idle(applyEvery bool) (mutating, rvChanges int, err error) {
+	if err := b.startHost(applyEvery); err != nil {
+		return 0, 0, err
+	}
+	if err := b.waitFor(func() (bool, error) {
+		err := b.c.Get(b.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, &appsv1.DaemonSet{})
+		return err == nil, client.IgnoreNotFound(err)
+	}); err != nil {
+		return 0, 0, fmt.Errorf("converging: %w", err)
+	}
+	if err := b.reportRollout(3); err != nil {
+		return 0, 0, err
+	}
+	if err := b.waitFor(func() (bool, error) { return b.reason(nmstate.ConditionProgressing) == nmstate.ReasonAsExpected, nil }); err != nil {
+		return 0, 0, fmt.Errorf("rollout: %w", err)
+	}
+	if _, err := b.host.Reconcile(b.ctx(), clusterReq); err != nil {
+		return 0, 0, err
+	}
+	before, err := b.resourceVersions()
+	if err != nil {
+		return 0, 0, err
+	}
+	b.counter.Reset()
+	for i := 0; i < 100; i++ {
+		if _, err := b.host.Reconcile(b.ctx(), clusterReq); err != nil {
+			return 0, 0, err
+		}
+	}
+	mutating = b.counter.Mutating()
+	after, err := b.resourceVersions()
+	if err != nil {
+		return 0, 0, err
+	}
+	for k, v := range before {
+		if after[k] != v {
+			rvChanges++
+		}
+	}
+	return mutating, rvChanges, nil
+}
+
+// converge times mode patches (Disabled -> Enabled) until the conditions say
+// the new decision, which the host writes after applying every object.
+func (b *bench) converge(runs int) (p50, p95 time.Duration, err error) {
+	if err := b.startHost(false); err != nil {
+		return 0, 0, err
+	}
+	var samples []time.Duration
+	for i := 0; i < runs; i++ {
+		if err := b.setMode("Disabled"); err != nil {
+			return 0, 0, err
+		}
+		if err := b.waitFor(func() (bool, error) {
+			return b.reason(nmstate.ConditionProgressing) == nmstate.ReasonUserDisabled, nil
+		}); err != nil {
+			return 0, 0, fmt.Errorf("disabling: %w", err)
+		}
+		start := time.Now()
+		if err := b.setMode("Enabled"); err != nil {
+			return 0, 0, err
+		}
+		if err := b.waitFor(func() (bool, error) {
+			return b.reason(nmstate.ConditionAvailable) == nmstate.ReasonDeploying && b.reason(nmstate.ConditionProgressing) == nmstate.ReasonRollingOut, nil
+		}); err != nil {
+			return 0, 0, fmt.Errorf("enabling: %w", err)
+		}
+		samples = append(samples, time.Since(start))
+		if err := b.c.Get(b.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, &appsv1.DaemonSet{}); err != nil {
+			return 0, 0, fmt.Errorf("conditions written before the handler was applied: %w", err)
+		}
+	}
+	p50, p95 = percentiles(samples)
+	return p50, p95, nil
+}
+
+// reflect times DaemonSet status changes until the conditions show them.
+func (b *bench) reflect(runs int) (p50, p95 time.Duration, err error) {
+	var samples []time.Duration
+	for i := 0; i < runs; i++ {
+		ready := int32(i%3) + 1
+		if err := b.waitFor(func() (bool, error) {
+			ds := &appsv1.DaemonSet{}
+			return b.c.Get(b.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds) == nil, nil
+		}); err != nil {
+			return 0, 0, err
+		}
+		start := time.Now()
+		if err := b.reportRollout(ready); err != nil {
+			return 0, 0, err
+		}
+		want := fmt.Sprintf("handler ready on %d of 3 nodes", ready)
+		if err := b.waitFor(func() (bool, error) {
+			conds, err := b.conditions()
+			return strings.Contains(conds[nmstate.ConditionAvailable], want), err
+		}); err != nil {
+			return 0, 0, fmt.Errorf("waiting for %q: %w", want, err)
+		}
+		samples = append(samples, time.Since(start))
+	}
+	p50, p95 = percentiles(samples)
+	return p50, p95, nil
+}
+
+func percentiles(samples []time.Duration) (p50, p95 time.Duration) {
+	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
+	at := func(q float64) time.Duration { return samples[int(q*float64(len(samples)-1)+0.5)] }
+	return at(0.50), at(0.95)
+}
+
+func heapMB() float64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
+}
+
+// memory grows the cluster and reads the host's heap after GC at each size,
+// beside a plain informer on NodeNetworkStates at the largest size.
+func (b *bench) memory(sizes string, nnsKB int, s *summary) error {
+	var counts []int
+	for _, f := range strings.Split(sizes, ",") {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil {
+			return fmt.Errorf("-nodes %q: %w", sizes, err)
+		}
+		counts = append(counts, n)
+	}
+	if err := b.startHost(false); err != nil {
+		return err
+	}
+	var first float64
+	created := 0
+	for i, n := range counts {
+		if err := createNodes(b.c, created, n, nnsKB); err != nil {
+			return err
+		}
+		created = n
+		// A reconcile at this size, so the host's caches and buffers are warm.
+		b.counter.Reset()
+		if _, err := b.host.Reconcile(b.ctx(), clusterReq); err != nil {
+			return err
+		}
+		reqs := b.counter.Total()
+		heap := heapMB()
+		if i == 0 {
+			first, s.requestsPerReconcile = heap, reqs
+		}
+		s.growthMB, s.requestsLargest, s.largest = heap-first, reqs, n
+		fmt.Printf("  %5d nodes: host heap %.1f MB (growth %.1f MB), %d requests per reconcile\n", n, heap, heap-first, reqs)
+	}
+
+	before := heapMB()
+	dyn, err := dynamic.NewForConfig(b.cfg)
+	if err != nil {
+		return err
+	}
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	informer := factory.ForResource(schema.GroupVersionResource{Group: "nmstate.io", Version: "v1beta1", Resource: "nodenetworkstates"}).Informer()
+	stop := make(chan struct{})
+	go informer.Run(stop)
+	for !informer.HasSynced() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.growthBaselineMB = heapMB() - before
+	runtime.KeepAlive(informer)
+	close(stop)
+	fmt.Printf("  baseline: a plain informer on NodeNetworkStates holds %.1f MB at %d nodes\n", s.growthBaselineMB, created)
+	b.stopHost()
+	return nil
+}
+
+// createNodes creates Nodes and their NodeNetworkStates from index from to to.
+func createNodes(c client.Client, from, to, nnsKB int) error {
+	const workers = 8
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			for i := from + w; i < to; i += workers {
+				if err := createNode(c, fmt.Sprintf("worker-%05d", i), nnsKB); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func createNode(c client.Client, name string, nnsKB int) error {
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		"kubernetes.io/os": "linux", "node-role.kubernetes.io/worker": ""}}}
+	if err := c.Create(ctx, node); err != nil {
+		return fmt.Errorf("creating node %s: %w", name, err)
+	}
+	nns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nmstate.io/v1beta1", "kind": "NodeNetworkState", "metadata": map[string]any{"name": name}}}
+	if err := c.Create(ctx, nns); err != nil {
+		return fmt.Errorf("creating NodeNetworkState %s: %w", name, err)
+	}
+	nns.Object["status"] = map[string]any{"currentState": interfaceState(nnsKB), "lastSuccessfulUpdateTime": time.Now().UTC().Format(time.RFC3339)}
+	if err := c.Status().Update(ctx, nns); err != nil {
+		return fmt.Errorf("writing NodeNetworkState %s status: %w", name, err)
+	}
+	return nil
+}
+
+// interfaceState is a node's network state as nmstate reports it, with as
+// many interfaces as it takes to reach about kb kilobytes.
+func interfaceState(kb int) map[string]any {
+	var ifaces []any
+	size := 0
+	for i := 0; size < kb*1024; i++ {
+		iface := map[string]any{
+			"name": fmt.Sprintf("ens%df0", i), "type": "ethernet", "state": "up", "mtu": int64(1500),
+			"mac-address": fmt.Sprintf("52:54:00:%02x:%02x:%02x", i/65536%256, i/256%256, i%256),
+			"ipv4": map[string]any{"enabled": true, "dhcp": false, "address": []any{
+				map[string]any{"ip": fmt.Sprintf("192.0.2.%d", i%250+1), "prefix-length": int64(24)}}},
+			"ipv6": map[string]any{"enabled": true, "autoconf": true, "address": []any{
+				map[string]any{"ip": fmt.Sprintf("2001:db8::%x", i+1), "prefix-length": int64(64)}}},
+			"ethernet": map[string]any{"auto-negotiation": true, "speed": int64(25000), "duplex": "full"},
+			"ethtool": map[string]any{"feature": map[string]any{"rx-checksum": true, "tx-checksum-ip-generic": true,
+				"tx-generic-segmentation": true, "rx-gro": true, "rx-lro": false, "tx-tcp-segmentation": true}},
+			"lldp": map[string]any{"enabled": false}, "accept-all-mac-addresses": false,
+		}
+		size += 700
+		ifaces = append(ifaces, iface)
+	}
+	return map[string]any{"interfaces": ifaces, "dns-resolver": map[string]any{"running": map[string]any{"server": []any{"192.0.2.53"}}},
+		"routes": map[string]any{"running": []any{map[string]any{"destination": "0.0.0.0/0", "next-hop-address": "192.0.2.1", "next-hop-interface": "ens0f0"}}}}
+}
