@@ -99,6 +99,10 @@ type Options struct {
 	StandalonePollInterval time.Duration
 	// Now is the clock for condition times; time.Now by default.
 	Now func() time.Time
+	// FailureGrace is how long API errors are retried before they are
+	// reported as Degraded (reason Failed); 2 minutes by default, as in
+	// CNO's status manager. Input errors are reported at once.
+	FailureGrace time.Duration
 	// ApplyEveryReconcile applies every rendered object on every reconcile,
 	// as CNO's apply does; the benchmarks use it as the baseline.
 	ApplyEveryReconcile bool
@@ -111,8 +115,9 @@ type Reconciler struct {
 	reader client.Reader // uncached, for what must never fill the cache
 	opts   Options
 
-	mu      sync.Mutex
-	applied map[string]appliedState // what this host last applied, by object
+	mu           sync.Mutex
+	applied      map[string]appliedState // what this host last applied, by object
+	failingSince time.Time               // start of the current run of failed syncs
 }
 
 // NewScheme has every type the host reads or writes.
@@ -175,6 +180,9 @@ func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.FailureGrace == 0 {
+		opts.FailureGrace = 2 * time.Minute
+	}
 	if opts.StandalonePollInterval == 0 {
 		opts.StandalonePollInterval = 30 * time.Second
 	}
@@ -207,12 +215,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 
 	decision, syncErr := r.sync(ctx, network)
+	var inputErr *nmstate.Error
+	if syncErr != nil && !errors.As(syncErr, &inputErr) && !r.failingTooLong() {
+		// A conflict or an unavailable API server is retried with backoff
+		// and reported only if it persists, as CNO's MaybeSetDegraded does.
+		return reconcile.Result{}, syncErr
+	}
+	if syncErr == nil {
+		r.mu.Lock()
+		r.failingSince = time.Time{}
+		r.mu.Unlock()
+	}
 	observed, obsErr := r.observe(ctx, network, decision)
 	conditions := nmstate.Conditions(decision, syncErr, observed)
 	if err := r.writeStatus(ctx, network, conditions); err != nil {
 		return reconcile.Result{}, errors.Join(syncErr, err)
 	}
-	var inputErr *nmstate.Error
 	switch {
 	case errors.As(syncErr, &inputErr):
 		// A bad input is fixed by an edit, which the watches see: no retry.
@@ -223,6 +241,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{RequeueAfter: r.opts.StandalonePollInterval}, nil
 	}
 	return reconcile.Result{}, nil
+}
+
+// failingTooLong records the first of a run of failed syncs and reports
+// whether the run has lasted longer than Options.FailureGrace.
+func (r *Reconciler) failingTooLong() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.opts.Now()
+	if r.failingSince.IsZero() {
+		r.failingSince = now
+	}
+	return now.Sub(r.failingSince) >= r.opts.FailureGrace
 }
 
 // sync decides, renders, applies and prunes. On any input error it returns
