@@ -1,0 +1,217 @@
+package e2e
+
+// Helpers for security_test.go and faults_test.go.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+// runHost is startHostWith with a stop function, for tests that stop a host
+// and start another one before the test ends. stop cancels the host and
+// waits for its manager to return; it is idempotent and also runs at cleanup.
+func (k *cluster) runHost(cfg *rest.Config, opts ...hostOption) (stop func() error) {
+	k.t.Helper()
+	mgr, err := controller.NewManager(cfg, ctrl.Options{
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(k.t, err, "creating the host's manager")
+	o := controller.Options{
+		ManifestDir:            manifestDir,
+		DefaultOnGate:          true,
+		StandalonePollInterval: 500 * time.Millisecond,
+		Params: func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
+			return nmstate.NewRenderParams(cfg, c, handlerImage, "4.99.0-e2e")
+		},
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	_, err = controller.Setup(mgr, o)
+	require.NoError(k.t, err, "setting up the host")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	var once sync.Once
+	var stopErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(wait):
+				stopErr = errors.New("the host did not stop within 30s")
+			}
+		})
+		return stopErr
+	}
+	k.t.Cleanup(func() { assert.NoError(k.t, stop(), "stopping the host") })
+	return stop
+}
+
+// withParams replaces the host's render parameters.
+func withParams(f func(nmstate.Config, nmstate.Cluster) nmstate.RenderParams) hostOption {
+	return func(o *controller.Options) { o.Params = f }
+}
+
+// objectKey names a rendered object in messages and maps.
+func objectKey(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + " " + name
+	}
+	return kind + " " + namespace + "/" + name
+}
+
+// snapshot is the UID of every rendered object, to tell later whether any
+// was deleted or recreated.
+type snapshot struct {
+	gvk  map[string]schema.GroupVersionKind
+	ns   map[string]string
+	name map[string]string
+	uid  map[string]types.UID
+}
+
+// waitSnapshot waits until every object exists on the server and records
+// its UID.
+func (k *cluster) waitSnapshot(objs []*unstructured.Unstructured) snapshot {
+	k.t.Helper()
+	s := snapshot{gvk: map[string]schema.GroupVersionKind{}, ns: map[string]string{}, name: map[string]string{}, uid: map[string]types.UID{}}
+	for _, obj := range objs {
+		key := objectKey(obj.GetKind(), obj.GetNamespace(), obj.GetName())
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(obj.GroupVersionKind())
+		require.True(k.t, waitUntil(func() bool {
+			return k.c.Get(k.ctx(), client.ObjectKeyFromObject(obj), got) == nil
+		}), "%s was never created", key)
+		s.gvk[key], s.ns[key], s.name[key], s.uid[key] = obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName(), got.GetUID()
+	}
+	return s
+}
+
+// lost lists the snapshot's objects that are gone or were recreated (new UID).
+func (k *cluster) lost(s snapshot) []string {
+	k.t.Helper()
+	var out []string
+	for key, uid := range s.uid {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(s.gvk[key])
+		err := k.c.Get(k.ctx(), client.ObjectKey{Namespace: s.ns[key], Name: s.name[key]}, got)
+		switch {
+		case apierrors.IsNotFound(err):
+			out = append(out, key+" deleted")
+		case err != nil:
+			require.NoError(k.t, err, "reading %s", key)
+		case got.GetUID() != uid:
+			out = append(out, fmt.Sprintf("%s recreated (UID %s, was %s)", key, got.GetUID(), uid))
+		case got.GetDeletionTimestamp() != nil:
+			out = append(out, key+" being deleted")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readManifests decodes every YAML document of a file.
+func readManifests(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err, "opening %s", path)
+	defer f.Close()
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	var out []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err, "decoding %s", path)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		out = append(out, obj)
+	}
+	require.NotEmpty(t, out, "%s has no objects", path)
+	return out
+}
+
+// applyAsAdmin server-side applies objects with the admin client.
+func (k *cluster) applyAsAdmin(objs []*unstructured.Unstructured) {
+	k.t.Helper()
+	for _, obj := range objs {
+		require.NoError(k.t, k.c.Apply(k.ctx(), client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), client.FieldOwner("e2e-admin"), client.ForceOwnership),
+			"applying %s", objectKey(obj.GetKind(), obj.GetNamespace(), obj.GetName()))
+	}
+}
+
+// impersonating is the admin config acting as user (its groups are the
+// ones the API server gives that user, e.g. a service account's).
+func (k *cluster) impersonating(user string) *rest.Config {
+	cfg := rest.CopyConfig(k.cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	return cfg
+}
+
+func serviceAccountUser(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}
+
+// clientFor is an uncached client for cfg.
+func (k *cluster) clientFor(cfg *rest.Config) client.Client {
+	k.t.Helper()
+	scheme, err := controller.NewScheme()
+	require.NoError(k.t, err)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	require.NoError(k.t, err, "creating a client")
+	return c
+}
+
+// waitDegraded waits for KubernetesNMStateDegraded=True with reason and a
+// message containing every substring, and returns the message.
+func (k *cluster) waitDegraded(reason string, substrings ...string) string {
+	k.t.Helper()
+	var last string
+	ok := waitUntil(func() bool {
+		c := k.conditions()[nmstate.ConditionDegraded]
+		last = string(c.Status) + "/" + c.Reason + ": " + c.Message
+		if c.Status != operv1.ConditionTrue || c.Reason != reason {
+			return false
+		}
+		for _, s := range substrings {
+			if !strings.Contains(c.Message, s) {
+				return false
+			}
+		}
+		return true
+	})
+	require.True(k.t, ok, "Degraded never became True/%s with %q; last: %.400s", reason, substrings, last)
+	return k.conditions()[nmstate.ConditionDegraded].Message
+}
