@@ -92,6 +92,18 @@ func ParamsFromEnv(cfg Config, c Cluster) RenderParams {
 	return NewRenderParams(cfg, c, os.Getenv(EnvHandlerImage), os.Getenv(EnvReleaseVersion))
 }
 
+// RenderData is the template data for p, by the keys bindata uses.
+func RenderData(p RenderParams) render.RenderData {
+	data := render.MakeRenderData()
+	data.Data["HandlerImage"] = p.HandlerImage
+	data.Data["ReleaseVersion"] = p.ReleaseVersion
+	data.Data["HandlerNodeSelector"] = p.HandlerNodeSelector
+	data.Data["HandlerTolerations"] = p.HandlerTolerations
+	data.Data["WebhookReplicas"] = p.WebhookReplicas
+	data.Data["WebhookOnControlPlane"] = p.WebhookOnControlPlane
+	return data
+}
+
 // Render renders the kubernetes-nmstate manifests under manifestDir (CNO's
 // bindata root) with CNO's renderer. It returns nil when d is disabled.
 func Render(d Decision, p RenderParams, manifestDir string) ([]*unstructured.Unstructured, error) {
@@ -106,14 +118,7 @@ func Render(d Decision, p RenderParams, manifestDir string) ([]*unstructured.Uns
 		return nil, fmt.Errorf("webhook replicas must be at least 1, got %d", p.WebhookReplicas)
 	}
 
-	data := render.MakeRenderData()
-	data.Data["HandlerImage"] = p.HandlerImage
-	data.Data["ReleaseVersion"] = p.ReleaseVersion
-	data.Data["HandlerNodeSelector"] = p.HandlerNodeSelector
-	data.Data["HandlerTolerations"] = p.HandlerTolerations
-	data.Data["WebhookReplicas"] = p.WebhookReplicas
-	data.Data["WebhookOnControlPlane"] = p.WebhookOnControlPlane
-
+	data := RenderData(p)
 	dir := filepath.Join(manifestDir, ManifestSubdir)
 	objs, err := render.RenderDir(dir, &data)
 	if err != nil {

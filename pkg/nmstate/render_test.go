@@ -324,13 +324,7 @@ func BenchmarkRender(b *testing.B) {
 	b.Run("RenderDir", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			data := render.MakeRenderData()
-			data.Data["HandlerImage"] = p.HandlerImage
-			data.Data["ReleaseVersion"] = p.ReleaseVersion
-			data.Data["HandlerNodeSelector"] = p.HandlerNodeSelector
-			data.Data["HandlerTolerations"] = p.HandlerTolerations
-			data.Data["WebhookReplicas"] = p.WebhookReplicas
-			data.Data["WebhookOnControlPlane"] = p.WebhookOnControlPlane
+			data := RenderData(p)
 			if _, err := render.RenderDir(filepath.Join(manifestDir, ManifestSubdir), &data); err != nil {
 				b.Fatal(err)
 			}

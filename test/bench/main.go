@@ -145,13 +145,7 @@ func renderRatio(manifests string) float64 {
 	cno := testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			data := render.MakeRenderData()
-			data.Data["HandlerImage"] = p.HandlerImage
-			data.Data["ReleaseVersion"] = p.ReleaseVersion
-			data.Data["HandlerNodeSelector"] = p.HandlerNodeSelector
-			data.Data["HandlerTolerations"] = p.HandlerTolerations
-			data.Data["WebhookReplicas"] = p.WebhookReplicas
-			data.Data["WebhookOnControlPlane"] = p.WebhookOnControlPlane
+			data := nmstate.RenderData(p)
 			if _, err := render.RenderDir(filepath.Join(manifests, nmstate.ManifestSubdir), &data); err != nil {
 				b.Fatal(err)
 			}
