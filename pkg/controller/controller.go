@@ -94,9 +94,12 @@ type Options struct {
 	Params func(nmstate.Config, nmstate.Cluster) nmstate.RenderParams
 	// DefaultOnGate stands in for the KubernetesNMStateByDefault feature gate.
 	DefaultOnGate bool
-	// StandalonePollInterval is how often to look again while a standalone
-	// operator is present: its NMState CRD may not exist, so it is not watched.
-	StandalonePollInterval time.Duration
+	// RecheckInterval is how often the host looks again without an event
+	// (reads only; it writes nothing when nothing changed): the standalone
+	// operator's signals are not watched (its NMState CRD may not exist, its
+	// Deployment may be in any namespace), and a rollout that stopped moving
+	// must still turn into RolloutHung. 30 seconds by default.
+	RecheckInterval time.Duration
 	// Now is the clock for condition times; time.Now by default.
 	Now func() time.Time
 	// FailureGrace is how long API errors are retried before they are
@@ -183,8 +186,8 @@ func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	if opts.FailureGrace == 0 {
 		opts.FailureGrace = 2 * time.Minute
 	}
-	if opts.StandalonePollInterval == 0 {
-		opts.StandalonePollInterval = 30 * time.Second
+	if opts.RecheckInterval == 0 {
+		opts.RecheckInterval = 30 * time.Second
 	}
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, applied: map[string]appliedState{}}
 
@@ -237,10 +240,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, nil
 	case syncErr != nil || obsErr != nil:
 		return reconcile.Result{}, errors.Join(syncErr, obsErr)
-	case decision.Reason == nmstate.ReasonManagedByStandaloneOperator:
-		return reconcile.Result{RequeueAfter: r.opts.StandalonePollInterval}, nil
 	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: r.opts.RecheckInterval}, nil
 }
 
 // failingTooLong records the first of a run of failed syncs and reports

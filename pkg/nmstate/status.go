@@ -1,6 +1,7 @@
 package nmstate
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -55,7 +56,13 @@ func Conditions(d Decision, err error, o Observed) []operv1.OperatorCondition {
 	switch {
 	case err != nil:
 		reason := ReasonOf(err)
-		msg := fmt.Sprintf("%v; nothing on the cluster was changed", err)
+		// An input error stops before any write; an API error may come after
+		// some applies, but never before a deletion.
+		msg := fmt.Sprintf("%v; retrying, and nothing was deleted", err)
+		var inputErr *Error
+		if errors.As(err, &inputErr) {
+			msg = fmt.Sprintf("%v; nothing on the cluster was changed", err)
+		}
 		degraded = cond(ConditionDegraded, operv1.ConditionTrue, reason, msg)
 		progressing = cond(ConditionProgressing, operv1.ConditionFalse, reason, msg)
 		if r.present && r.available {
@@ -66,7 +73,7 @@ func Conditions(d Decision, err error, o Observed) []operv1.OperatorCondition {
 		}
 
 	case !d.Enabled:
-		msg := d.Message + keptMessage(o.Policies)
+		msg := keptMessage(o.Policies) + d.Message
 		degraded = cond(ConditionDegraded, operv1.ConditionFalse, d.Reason, msg)
 		available = cond(ConditionAvailable, operv1.ConditionFalse, d.Reason, msg)
 		if o.Handler != nil || o.Webhook != nil {
@@ -84,6 +91,7 @@ func Conditions(d Decision, err error, o Observed) []operv1.OperatorCondition {
 			degraded = cond(ConditionDegraded, operv1.ConditionTrue, ReasonNoHandlerNodes,
 				"no node matches the handler's node selector, so no policy can be applied; check spec.kubernetesNMState.handlerPlacement: "+r.summary)
 			progressing = cond(ConditionProgressing, operv1.ConditionFalse, ReasonNoHandlerNodes, r.summary)
+			available = cond(ConditionAvailable, operv1.ConditionFalse, ReasonNoHandlerNodes, msg)
 		case r.progressing:
 			reason := ReasonRollingOut
 			if !r.present {
@@ -98,9 +106,11 @@ func Conditions(d Decision, err error, o Observed) []operv1.OperatorCondition {
 		default:
 			progressing = cond(ConditionProgressing, operv1.ConditionFalse, ReasonAsExpected, r.summary)
 		}
-		if r.present && r.available {
+		switch {
+		case r.noNodes:
+		case r.present && r.available:
 			available = cond(ConditionAvailable, operv1.ConditionTrue, d.Reason, msg)
-		} else {
+		default:
 			available = cond(ConditionAvailable, operv1.ConditionFalse, ReasonDeploying, msg)
 		}
 	}
@@ -171,9 +181,9 @@ func keptMessage(policies int) string {
 	case policies < 0:
 		return ""
 	case policies == 1:
-		return "; 1 NodeNetworkConfigurationPolicy was kept"
+		return "1 NodeNetworkConfigurationPolicy was kept; "
 	default:
-		return fmt.Sprintf("; %d NodeNetworkConfigurationPolicies were kept", policies)
+		return fmt.Sprintf("%d NodeNetworkConfigurationPolicies were kept; ", policies)
 	}
 }
 

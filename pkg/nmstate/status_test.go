@@ -104,7 +104,7 @@ func TestConditions(t *testing.T) {
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonRolloutHung, []string{"has not finished in 40m0s", "handler ready on 3 of 5 nodes", "oc -n openshift-nmstate get pods"}}},
 		{name: "no node matches the selector", decision: enabled, observed: Observed{Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)},
-			available:   want{operv1.ConditionFalse, ReasonDeploying, nil},
+			available:   want{operv1.ConditionFalse, ReasonNoHandlerNodes, nil},
 			progressing: want{operv1.ConditionFalse, ReasonNoHandlerNodes, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonNoHandlerNodes, []string{"handlerPlacement"}}},
 		{name: "invalid config keeps what runs", err: badConfig, observed: Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)},
@@ -118,7 +118,7 @@ func TestConditions(t *testing.T) {
 		{name: "API error", err: errors.New("connection refused"), observed: Observed{},
 			available:   want{operv1.ConditionFalse, ReasonFailed, nil},
 			progressing: want{operv1.ConditionFalse, ReasonFailed, nil},
-			degrade:     want{operv1.ConditionTrue, ReasonFailed, []string{"connection refused"}}},
+			degrade:     want{operv1.ConditionTrue, ReasonFailed, []string{"connection refused", "nothing was deleted"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,9 +98,9 @@ func (k *cluster) startHostWith(cfg *rest.Config, opts ...hostOption) *controlle
 	})
 	require.NoError(k.t, err)
 	o := controller.Options{
-		ManifestDir:            manifestDir,
-		DefaultOnGate:          true,
-		StandalonePollInterval: 500 * time.Millisecond,
+		ManifestDir:     manifestDir,
+		DefaultOnGate:   true,
+		RecheckInterval: 500 * time.Millisecond,
 		Params: func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
 			return nmstate.NewRenderParams(cfg, c, handlerImage, "4.99.0-e2e")
 		},

@@ -44,9 +44,9 @@ func (k *cluster) runHost(cfg *rest.Config, opts ...hostOption) (stop func() err
 	})
 	require.NoError(k.t, err, "creating the host's manager")
 	o := controller.Options{
-		ManifestDir:            manifestDir,
-		DefaultOnGate:          true,
-		StandalonePollInterval: 500 * time.Millisecond,
+		ManifestDir:     manifestDir,
+		DefaultOnGate:   true,
+		RecheckInterval: 500 * time.Millisecond,
 		Params: func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
 			return nmstate.NewRenderParams(cfg, c, handlerImage, "4.99.0-e2e")
 		},
