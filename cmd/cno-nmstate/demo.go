@@ -88,8 +88,12 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "== the plugin host is running")
 
-	if err := waitFor(ctx, func() (bool, error) { return exists(ctx, c, &appsv1.DaemonSet{}, nmstate.HandlerDaemonSet) }); err != nil {
-		return fmt.Errorf("waiting for the handler DaemonSet: %w", err)
+	// The host writes the conditions after it has applied every object.
+	if err := waitFor(ctx, func() (bool, error) {
+		conds, err := conditions(ctx, c)
+		return conds[nmstate.ConditionProgressing].Reason == nmstate.ReasonRollingOut, err
+	}); err != nil {
+		return fmt.Errorf("waiting for the host to deploy kubernetes-nmstate: %w", err)
 	}
 	if err := printDecision(ctx, c, stdout); err != nil {
 		return err
