@@ -814,6 +814,10 @@ func TestSecurityHostClusterRole(t *testing.T) {
 			deny(u, "delete", namespaces, "", "default"),
 			deny(u, "patch", mutatingHooks, "", "someone-elses-webhook"),
 			deny(u, "create", pods, nmstate.Namespace, ""),
+			// A POST has no name in its URL, so resourceNames never allow it:
+			// the host creates by server-side apply only.
+			deny(u, "create", crbindings, "", ""),
+			deny(u, "create", resource{"apps", "v1", "daemonsets", "DaemonSet", ""}, nmstate.Namespace, ""),
 			// Inputs are read-only, except its own status conditions.
 			deny(u, "patch", networksOper, "", "cluster"),
 			deny(u, "update", networksOper, "", "cluster"),
