@@ -391,7 +391,7 @@ func TestFaultMissingImage(t *testing.T) {
 	msg := k.waitDegraded(nmstate.ReasonMissingImage, nmstate.EnvHandlerImage, "nothing on the cluster was changed")
 	assert.Contains(t, msg, "no kubernetes-nmstate handler image")
 	assert.Equal(t, nmstate.ReasonKeptDeployed, k.conditions()[nmstate.ConditionAvailable].Reason)
-	// A few more reconciles (the user disables, then enables again): still nothing deleted.
+	// Another reconcile, on an edit of the Network: still nothing deleted.
 	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
 	k.waitDegraded(nmstate.ReasonMissingImage, nmstate.EnvHandlerImage)
 	time.Sleep(500 * time.Millisecond)
