@@ -52,6 +52,7 @@ build:
 # kube-apiserver and etcd that `make tools` builds.
 test: tools
 	$(GO) test -count=1 ./...
+	hack/fuzz.sh
 
 # Unit tests only: no control plane needed.
 unit:

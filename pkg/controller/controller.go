@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	configv1 "github.com/openshift/api/config/v1"
 	operv1 "github.com/openshift/api/operator/v1"
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
@@ -35,10 +37,12 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -165,6 +169,10 @@ func NewManager(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 	}
 	opts.Scheme = scheme
 	opts.Cache = CacheOptions()
+	// Read the Network (unstructured, to see fields the vendored type may
+	// lack) from the cache too; controller-runtime reads unstructured objects
+	// from the API server by default.
+	opts.Client.Cache = &client.CacheOptions{Unstructured: true}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -200,6 +208,13 @@ func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	for _, obj := range append(append([]client.Object{}, prunable...), kept...) {
 		b = b.Watches(obj, enqueueSingle)
 	}
+	// Retries back off from 100ms to at most 2s: controller-runtime's
+	// default grows to 1000s, which leaves the host idle for many minutes
+	// after a burst of API errors.
+	b = b.WithOptions(crcontroller.TypedOptions[reconcile.Request]{RateLimiter: workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, 2*time.Second),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)})
 	if err := b.Complete(r); err != nil {
 		return nil, fmt.Errorf("setting up the controller: %w", err)
 	}
@@ -284,10 +299,16 @@ func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructure
 	if err != nil {
 		return decision, err
 	}
+	// Apply everything even when one object fails, so each retry makes
+	// progress on all of them; prune only once every apply has succeeded.
+	var errs []error
 	for _, obj := range objs {
 		if err := r.apply(ctx, obj); err != nil {
-			return decision, err
+			errs = append(errs, err)
 		}
+	}
+	if len(errs) > 0 {
+		return decision, errors.Join(errs...)
 	}
 	return decision, r.prune(ctx, objs)
 }
@@ -389,6 +410,7 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 	}
 	owned, _ := labels.NewRequirement(nmstate.OwnerLabel, selection.Exists, nil)
 	selector := labels.NewSelector().Add(*owned)
+	var errs []error // one failed delete must not hold up the others
 	for _, proto := range prunable {
 		gvk, err := r.client.GroupVersionKindFor(proto)
 		if err != nil {
@@ -413,11 +435,11 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 				continue
 			}
 			if err := r.client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("pruning %s %s: %w", gvk.Kind, objectName(item), err)
+				errs = append(errs, fmt.Errorf("pruning %s %s: %w", gvk.Kind, objectName(item), err))
 			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // observe reads the two workloads' status and, when disabled, counts the kept

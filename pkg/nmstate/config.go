@@ -179,7 +179,7 @@ func parseTolerations(v any) ([]corev1.Toleration, error) {
 		}
 		var t corev1.Toleration
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, &t, true); err != nil {
-			return nil, inputError(ReasonInvalidConfig, "%s is not a valid toleration (fields: key, operator, value, effect, tolerationSeconds): %v", itemField, err)
+			return nil, inputError(ReasonInvalidConfig, "%s is not a valid toleration (fields: key, operator, value, effect, tolerationSeconds): %s", itemField, quote(err.Error()))
 		}
 		if err := validateToleration(t); err != nil {
 			return nil, inputError(ReasonInvalidConfig, "%s: %v", itemField, err)

@@ -93,6 +93,8 @@ func TestConfigFromNetwork(t *testing.T) {
 			errHas: []string{"needs a key"}},
 		{name: "toleration bad key", network: withNMState(map[string]any{"handlerPlacement": map[string]any{"tolerations": []any{map[string]any{"key": "-bad-", "operator": "Exists"}}}}),
 			errHas: []string{`key "-bad-" is invalid`}},
+		{name: "huge unknown toleration field is cut short", network: withNMState(map[string]any{"handlerPlacement": map[string]any{"tolerations": []any{map[string]any{"key": "a", strings.Repeat("f", 10000): "x"}}}}),
+			errHas: []string{"tolerations[0] is not a valid toleration", "bytes)"}},
 		{name: "tolerationSeconds without NoExecute", network: withNMState(map[string]any{"handlerPlacement": map[string]any{"tolerations": []any{map[string]any{"operator": "Exists", "tolerationSeconds": int64(5)}}}}),
 			errHas: []string{"tolerationSeconds is only valid"}},
 	}

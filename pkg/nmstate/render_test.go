@@ -331,3 +331,16 @@ func BenchmarkRender(b *testing.B) {
 		}
 	})
 }
+
+// The image comes from CNO's environment; YAML must not reinterpret it.
+func TestRenderImageIsOneString(t *testing.T) {
+	for _, image := range []string{`registry.example.com/a@sha256:0123`, `a\x41`, `x" injected: "y`, "line\nbreak"} {
+		objs, err := Render(Decide(Config{}, haCluster), NewRenderParams(Config{}, haCluster, image, `4.99 "rc"`), manifestDir)
+		require.NoError(t, err, image)
+		ds := typed[appsv1.DaemonSet](t, objs, "DaemonSet", Namespace, HandlerDaemonSet)
+		assert.Equal(t, image, ds.Spec.Template.Spec.Containers[0].Image)
+		assert.Equal(t, `4.99 "rc"`, ds.Annotations["release.openshift.io/version"])
+		webhook := typed[appsv1.Deployment](t, objs, "Deployment", Namespace, WebhookDeployment)
+		assert.Equal(t, image, webhook.Spec.Template.Spec.Containers[0].Image)
+	}
+}

@@ -532,7 +532,6 @@ func runAPIFaults(t *testing.T, seed uint64, rate float64, opts ...hostOption) {
 	k.startHostWith(cfg, opts...)
 	faults.active.Store(true)
 	hostStart := time.Now()
-	kicks := k.kickNetwork(500 * time.Millisecond)
 	objs := rendered(t, nmstate.Config{}, bareMetalHA)
 
 	s := k.waitSnapshot(objs)
@@ -597,39 +596,8 @@ func runAPIFaults(t *testing.T, seed uint64, rate float64, opts ...hostOption) {
 	// Within FailureGrace, a fault is retried, not reported.
 	assert.Zero(t, degradedWrites, "transient faults reported as Degraded=True/Failed")
 	assert.Less(t, time.Since(start), 60*time.Second, "bounded")
-	t.Logf("seed %d, rate %.2f: %d faults injected in %d host requests (%v); converged through enable, disable, enable in %s (%d kicks); deletes: %d, all of pruned objects; objects lost: 0; transient faults reported as Degraded=True/Failed %d times",
-		seed, rate, sum, total, injected, converged.Round(time.Millisecond), kicks(), len(deletes), degradedWrites)
-}
-
-// kickNetwork touches an annotation on the Network every interval until the
-// test ends, so the host gets an event to reconcile on, as it constantly
-// would in a live cluster (its DaemonSet's and Deployment's status change as
-// pods come and go). Without it, a host whose reconciles failed a dozen times
-// in a row waits out controller-runtime's default per-item backoff (5ms
-// doubling up to 1000s): at a sustained 20-25% fault rate that stalled it
-// for minutes; see docs/security.md. It returns the number of kicks sent.
-func (k *cluster) kickNetwork(interval time.Duration) func() int {
-	var n atomic.Int32
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				obj := &unstructured.Unstructured{}
-				obj.SetGroupVersionKind(controller.NetworkGVK)
-				obj.SetName("cluster")
-				patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.cno-nmstate.io/kick":"%d"}}}`, n.Add(1))
-				_ = k.c.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch)))
-			}
-		}
-	}()
-	k.t.Cleanup(func() { close(stop); <-done })
-	return func() int { return int(n.Load()) }
+	t.Logf("seed %d, rate %.2f: %d faults injected in %d host requests (%v); converged through enable, disable, enable in %s; deletes: %d, all of pruned objects; objects lost: 0; transient faults reported as Degraded=True/Failed %d times",
+		seed, rate, sum, total, injected, converged.Round(time.Millisecond), len(deletes), degradedWrites)
 }
 
 // applyGate lets the first limit apply PATCHes through and holds every later
