@@ -5,14 +5,17 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -91,12 +94,21 @@ func (k *cluster) startHost(opts ...hostOption) *controller.Reconciler {
 // transport counts or fails requests.
 func (k *cluster) startHostWith(cfg *rest.Config, opts ...hostOption) *controller.Reconciler {
 	k.t.Helper()
+	r, _ := k.launchHost(cfg, opts...)
+	return r
+}
+
+// launchHost starts a host and returns it with a stop function, which
+// cancels it and waits for its manager to return; stop is idempotent and
+// also runs when the test ends.
+func (k *cluster) launchHost(cfg *rest.Config, opts ...hostOption) (*controller.Reconciler, func() error) {
+	k.t.Helper()
 	mgr, err := controller.NewManager(cfg, ctrl.Options{
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// Every test starts its own host in this one process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
-	require.NoError(k.t, err)
+	require.NoError(k.t, err, "creating the host's manager")
 	o := controller.Options{
 		ManifestDir:     manifestDir,
 		DefaultOnGate:   true,
@@ -109,15 +121,25 @@ func (k *cluster) startHostWith(cfg *rest.Config, opts ...hostOption) *controlle
 		opt(&o)
 	}
 	r, err := controller.Setup(mgr, o)
-	require.NoError(k.t, err)
+	require.NoError(k.t, err, "setting up the host")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	k.t.Cleanup(func() {
-		cancel()
-		require.NoError(k.t, <-done)
-	})
-	return r
+	var once sync.Once
+	var stopErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(wait):
+				stopErr = errors.New("the host did not stop within 30s")
+			}
+		})
+		return stopErr
+	}
+	k.t.Cleanup(func() { assert.NoError(k.t, stop(), "stopping the host") })
+	return r, stop
 }
 
 func (k *cluster) ctx() context.Context { return context.Background() }

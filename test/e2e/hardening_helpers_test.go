@@ -3,19 +3,15 @@ package e2e
 // Helpers for security_test.go and faults_test.go.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	operv1 "github.com/openshift/api/operator/v1"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,56 +19,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
 // runHost is startHostWith with a stop function, for tests that stop a host
-// and start another one before the test ends. stop cancels the host and
-// waits for its manager to return; it is idempotent and also runs at cleanup.
+// and start another one before the test ends.
 func (k *cluster) runHost(cfg *rest.Config, opts ...hostOption) (stop func() error) {
 	k.t.Helper()
-	mgr, err := controller.NewManager(cfg, ctrl.Options{
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	require.NoError(k.t, err, "creating the host's manager")
-	o := controller.Options{
-		ManifestDir:     manifestDir,
-		DefaultOnGate:   true,
-		RecheckInterval: 500 * time.Millisecond,
-		Params: func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
-			return nmstate.NewRenderParams(cfg, c, handlerImage, "4.99.0-e2e")
-		},
-	}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	_, err = controller.Setup(mgr, o)
-	require.NoError(k.t, err, "setting up the host")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	var once sync.Once
-	var stopErr error
-	stop = func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case stopErr = <-done:
-			case <-time.After(wait):
-				stopErr = errors.New("the host did not stop within 30s")
-			}
-		})
-		return stopErr
-	}
-	k.t.Cleanup(func() { assert.NoError(k.t, stop(), "stopping the host") })
+	_, stop = k.launchHost(cfg, opts...)
 	return stop
 }
 
