@@ -14,11 +14,10 @@ import (
 
 	"github.com/go-logr/logr"
 	configv1 "github.com/openshift/api/config/v1"
-	operv1 "github.com/openshift/api/operator/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -67,7 +66,10 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 
 	fmt.Fprintln(stdout, "== a sample bare-metal cluster: Infrastructure BareMetal/HighlyAvailable, Network.operator without spec.kubernetesNMState")
-	if err := createSampleCluster(ctx, c); err != nil {
+	if err := devcluster.CreateInfrastructure(ctx, c, configv1.BareMetalPlatformType, configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableTopologyMode); err != nil {
+		return err
+	}
+	if err := devcluster.CreateNetwork(ctx, c, nil); err != nil {
 		return err
 	}
 	dir, cleanup, err := manifestDir("")
@@ -90,7 +92,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 
 	// The host writes the conditions after it has applied every object.
 	if err := waitFor(ctx, func() (bool, error) {
-		conds, err := conditions(ctx, c)
+		conds, err := devcluster.Conditions(ctx, c)
 		return conds[nmstate.ConditionProgressing].Reason == nmstate.ReasonRollingOut, err
 	}); err != nil {
 		return fmt.Errorf("waiting for the host to deploy kubernetes-nmstate: %w", err)
@@ -115,7 +117,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	if err := c.Create(ctx, demoPolicy()); err != nil {
 		return fmt.Errorf("creating the sample policy: %w", err)
 	}
-	if err := setMode(ctx, c, "Disabled"); err != nil {
+	if err := devcluster.PatchNetwork(ctx, c, `{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`); err != nil {
 		return err
 	}
 	if err := waitFor(ctx, func() (bool, error) {
@@ -125,7 +127,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("waiting for the handler to be removed: %w", err)
 	}
 	if err := waitFor(ctx, func() (bool, error) {
-		conds, err := conditions(ctx, c)
+		conds, err := devcluster.Conditions(ctx, c)
 		return conds[nmstate.ConditionProgressing].Reason == nmstate.ReasonUserDisabled, err
 	}); err != nil {
 		return err
@@ -167,30 +169,6 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func createSampleCluster(ctx context.Context, c client.Client) error {
-	infra := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
-	if err := c.Create(ctx, infra); err != nil {
-		return fmt.Errorf("creating the Infrastructure: %w", err)
-	}
-	infra.Status = configv1.InfrastructureStatus{
-		Platform: configv1.BareMetalPlatformType, PlatformStatus: &configv1.PlatformStatus{Type: configv1.BareMetalPlatformType},
-		ControlPlaneTopology: configv1.HighlyAvailableTopologyMode, InfrastructureTopology: configv1.HighlyAvailableTopologyMode,
-		InfrastructureName: "demo", APIServerURL: "https://api.demo.example.com:6443", APIServerInternalURL: "https://api-int.demo.example.com:6443",
-	}
-	if err := c.Status().Update(ctx, infra); err != nil {
-		return fmt.Errorf("setting the Infrastructure status: %w", err)
-	}
-	network := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "operator.openshift.io/v1", "kind": "Network",
-		"metadata": map[string]any{"name": "cluster"},
-		"spec":     map[string]any{"managementState": "Managed"},
-	}}
-	if err := c.Create(ctx, network); err != nil {
-		return fmt.Errorf("creating the Network.operator: %w", err)
-	}
-	return nil
-}
-
 func demoPolicy() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "nmstate.io/v1", "kind": "NodeNetworkConfigurationPolicy",
@@ -202,17 +180,6 @@ func demoPolicy() *unstructured.Unstructured {
 	}}
 }
 
-func setMode(ctx context.Context, c client.Client, mode string) error {
-	network := &unstructured.Unstructured{}
-	network.SetGroupVersionKind(controller.NetworkGVK)
-	network.SetName("cluster")
-	patch := fmt.Sprintf(`{"spec":{"kubernetesNMState":{"mode":%q}}}`, mode)
-	if err := c.Patch(ctx, network, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
-		return fmt.Errorf("setting mode %s: %w", mode, err)
-	}
-	return nil
-}
-
 func exists(ctx context.Context, c client.Client, obj client.Object, name string) (bool, error) {
 	err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: name}, obj)
 	if client.IgnoreNotFound(err) != nil {
@@ -222,55 +189,34 @@ func exists(ctx context.Context, c client.Client, obj client.Object, name string
 }
 
 func waitFor(ctx context.Context, cond func() (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	for {
-		ok, err := cond()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true,
+		func(context.Context) (bool, error) { return cond() })
 }
 
 // ownedObjects lists what carries the plugin's label, as "Kind namespace/name".
 func ownedObjects(ctx context.Context, c client.Client) ([]string, error) {
 	var out []string
-	kinds := []schemaKind{
-		{"apiextensions.k8s.io/v1", "CustomResourceDefinition"}, {"v1", "Namespace"}, {"v1", "ServiceAccount"}, {"v1", "Service"},
-		{"rbac.authorization.k8s.io/v1", "ClusterRole"}, {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding"},
-		{"rbac.authorization.k8s.io/v1", "Role"}, {"rbac.authorization.k8s.io/v1", "RoleBinding"},
-		{"apps/v1", "DaemonSet"}, {"apps/v1", "Deployment"}, {"policy/v1", "PodDisruptionBudget"},
-		{"admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"},
-		{"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"}, {"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"},
-		{"networking.k8s.io/v1", "NetworkPolicy"},
-	}
-	for _, k := range kinds {
+	for _, typ := range controller.OwnedTypes() {
+		gvk, err := c.GroupVersionKindFor(typ)
+		if err != nil {
+			return nil, err
+		}
 		list := &metav1.PartialObjectMetadataList{}
-		list.APIVersion, list.Kind = k.apiVersion, k.kind+"List"
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := c.List(ctx, list, client.HasLabels{nmstate.OwnerLabel}); err != nil {
-			return nil, fmt.Errorf("listing %s: %w", k.kind, err)
+			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
 		}
 		for _, item := range list.Items {
 			name := item.Name
 			if item.Namespace != "" {
 				name = item.Namespace + "/" + name
 			}
-			out = append(out, k.kind+" "+name)
+			out = append(out, gvk.Kind+" "+name)
 		}
 	}
 	sort.Strings(out)
 	return out, nil
 }
-
-type schemaKind struct{ apiVersion, kind string }
 
 func difference(before, after []string) []string {
 	kept := map[string]bool{}
@@ -286,25 +232,8 @@ func difference(before, after []string) []string {
 	return out
 }
 
-func conditions(ctx context.Context, c client.Client) (map[string]operv1.OperatorCondition, error) {
-	network := &unstructured.Unstructured{}
-	network.SetGroupVersionKind(controller.NetworkGVK)
-	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, network); err != nil {
-		return nil, err
-	}
-	raw, _, _ := unstructured.NestedSlice(network.Object, "status", "conditions")
-	out := map[string]operv1.OperatorCondition{}
-	for _, item := range raw {
-		var cond operv1.OperatorCondition
-		if m, ok := item.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) == nil {
-			out[cond.Type] = cond
-		}
-	}
-	return out, nil
-}
-
 func printConditions(ctx context.Context, c client.Client, w io.Writer) error {
-	conds, err := conditions(ctx, c)
+	conds, err := devcluster.Conditions(ctx, c)
 	if err != nil {
 		return fmt.Errorf("reading the conditions: %w", err)
 	}

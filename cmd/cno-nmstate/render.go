@@ -10,7 +10,6 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/cno-nmstate/cno-nmstate/bindata"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
@@ -61,18 +60,11 @@ func renderCmd(args []string, stdout, stderr io.Writer) error {
 		return errors.New("no handler image: pass -handler-image or set $" + nmstate.EnvHandlerImage)
 	}
 
-	dir := *manifests
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "cno-nmstate-bindata-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		if err := bindata.WriteTo(tmp); err != nil {
-			return err
-		}
-		dir = tmp
+	dir, cleanup, err := manifestDir(*manifests)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	objs, err := nmstate.Render(decision, nmstate.NewRenderParams(cfg, cluster, *handlerImage, *release), dir)
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ type RequestCounter struct {
 
 // Wrap is a rest.Config WrapTransport.
 func (c *RequestCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+	return RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		c.mu.Lock()
 		if c.paths == nil {
 			c.paths = map[string]int{}
@@ -71,6 +71,9 @@ func (c *RequestCounter) Reset() {
 	c.paths = nil
 }
 
-type roundTripperFunc func(*http.Request) (*http.Response, error)
+// RoundTripperFunc is a function as an http.RoundTripper, for wrapping a
+// client's transport.
+type RoundTripperFunc func(*http.Request) (*http.Response, error)
 
-func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+// RoundTrip calls f.
+func (f RoundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -90,6 +90,12 @@ var prunable = []client.Object{
 // installs into it by default).
 var kept = []client.Object{&apiextensionsv1.CustomResourceDefinition{}, &corev1.Namespace{}}
 
+// OwnedTypes are the Go types of every kind the bindata may render: what the
+// host watches, and where to look for objects carrying nmstate.OwnerLabel.
+func OwnedTypes() []client.Object {
+	return append(append([]client.Object{}, prunable...), kept...)
+}
+
 // Options configure the host.
 type Options struct {
 	// ManifestDir is the bindata root holding network/kubernetes-nmstate.
@@ -205,7 +211,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 		Named("kubernetes-nmstate").
 		For(network, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == clusterName }))).
 		Watches(&configv1.Infrastructure{}, enqueueSingle)
-	for _, obj := range append(append([]client.Object{}, prunable...), kept...) {
+	for _, obj := range OwnedTypes() {
 		b = b.Watches(obj, enqueueSingle)
 	}
 	// Retries back off from 100ms to at most 2s: controller-runtime's
@@ -234,7 +240,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 	decision, syncErr := r.sync(ctx, network)
 	var inputErr *nmstate.Error
-	if syncErr != nil && !errors.As(syncErr, &inputErr) && !r.failingTooLong() {
+	badInput := errors.As(syncErr, &inputErr)
+	if syncErr != nil && !badInput && !r.failingTooLong() {
 		// A conflict or an unavailable API server is retried with backoff
 		// and reported only if it persists, as CNO's MaybeSetDegraded does.
 		return reconcile.Result{}, syncErr
@@ -250,7 +257,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, errors.Join(syncErr, err)
 	}
 	switch {
-	case errors.As(syncErr, &inputErr):
+	case badInput:
 		// A bad input is fixed by an edit, which the watches see: no retry.
 		return reconcile.Result{}, nil
 	case syncErr != nil || obsErr != nil:
@@ -445,7 +452,7 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 // observe reads the two workloads' status and, when disabled, counts the kept
 // policies (metadata only, uncached).
 func (r *Reconciler) observe(ctx context.Context, network *unstructured.Unstructured, d nmstate.Decision) (nmstate.Observed, error) {
-	o := nmstate.Observed{Policies: -1, Now: r.opts.Now(), Previous: previousConditions(network)}
+	o := nmstate.Observed{Policies: -1, Now: r.opts.Now(), Previous: NetworkConditions(network)}
 	ds := &appsv1.DaemonSet{}
 	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); {
 	case err == nil:
@@ -473,7 +480,9 @@ func (r *Reconciler) observe(ctx context.Context, network *unstructured.Unstruct
 	return o, nil
 }
 
-func previousConditions(network *unstructured.Unstructured) []operv1.OperatorCondition {
+// NetworkConditions are the status conditions of a Network.operator read
+// unstructured; entries that do not decode are skipped.
+func NetworkConditions(network *unstructured.Unstructured) []operv1.OperatorCondition {
 	raw, _, _ := unstructured.NestedSlice(network.Object, "status", "conditions")
 	var out []operv1.OperatorCondition
 	for _, item := range raw {
@@ -492,7 +501,7 @@ func previousConditions(network *unstructured.Unstructured) []operv1.OperatorCon
 // writeStatus applies the three conditions under StatusFieldManager, and
 // only when one of them changed, so an idle cluster sees no writes.
 func (r *Reconciler) writeStatus(ctx context.Context, network *unstructured.Unstructured, conditions []operv1.OperatorCondition) error {
-	if conditionsUnchanged(previousConditions(network), conditions) {
+	if conditionsUnchanged(NetworkConditions(network), conditions) {
 		return nil
 	}
 	items := make([]any, 0, len(conditions))

@@ -2,6 +2,7 @@ package nmstate
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -228,11 +229,7 @@ func validateToleration(t corev1.Toleration) error {
 // "platform default" is exactly the surprise this API must not have.
 func onlyFields(field string, obj map[string]any, allowed ...string) error {
 	for _, k := range sortedKeys(obj) {
-		known := false
-		for _, a := range allowed {
-			known = known || k == a
-		}
-		if !known {
+		if !slices.Contains(allowed, k) {
 			return inputError(ReasonInvalidConfig, "%s has an unknown field %s; valid fields are %s", field, quote(k), strings.Join(allowed, ", "))
 		}
 	}

@@ -18,12 +18,14 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/openshift/cluster-network-operator/pkg/render"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
@@ -43,7 +45,11 @@ import (
 
 const image = "quay.io/openshift/origin-kubernetes-nmstate-handler:bench"
 
-var clusterReq = reconcile.Request{NamespacedName: client.ObjectKey{Name: "cluster"}}
+var (
+	clusterReq  = reconcile.Request{NamespacedName: client.ObjectKey{Name: "cluster"}}
+	bareMetalHA = nmstate.Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
+		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
+)
 
 func main() {
 	assets := flag.String("assets", "bin", "directory with kube-apiserver, etcd and kubectl")
@@ -130,10 +136,8 @@ func round1(x float64) float64 { return math.Round(x*10)/10 + 0 }
 func ms(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d.Microseconds())/1000) }
 
 func renderRatio(manifests string) float64 {
-	c := nmstate.Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
-		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
-	d := nmstate.Decide(nmstate.Config{}, c)
-	p := nmstate.NewRenderParams(nmstate.Config{}, c, image, "4.99.0")
+	d := nmstate.Decide(nmstate.Config{}, bareMetalHA)
+	p := nmstate.NewRenderParams(nmstate.Config{}, bareMetalHA, image, "4.99.0")
 	plugin := testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
@@ -180,20 +184,11 @@ func newBench(cfg *rest.Config, manifests string) (*bench, error) {
 func (b *bench) ctx() context.Context { return context.Background() }
 
 func (b *bench) seed() error {
-	infra := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
-	if err := b.c.Create(b.ctx(), infra); err != nil {
-		return err
-	}
 	ha := configv1.HighlyAvailableTopologyMode
-	infra.Status = configv1.InfrastructureStatus{Platform: configv1.BareMetalPlatformType,
-		PlatformStatus: &configv1.PlatformStatus{Type: configv1.BareMetalPlatformType}, ControlPlaneTopology: ha, InfrastructureTopology: ha,
-		InfrastructureName: "bench", APIServerURL: "https://api.bench.example.com:6443", APIServerInternalURL: "https://api-int.bench.example.com:6443"}
-	if err := b.c.Status().Update(b.ctx(), infra); err != nil {
+	if err := devcluster.CreateInfrastructure(b.ctx(), b.c, configv1.BareMetalPlatformType, ha, ha); err != nil {
 		return err
 	}
-	return b.c.Create(b.ctx(), &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "operator.openshift.io/v1", "kind": "Network",
-		"metadata": map[string]any{"name": "cluster"}, "spec": map[string]any{"managementState": "Managed"}}})
+	return devcluster.CreateNetwork(b.ctx(), b.c, nil)
 }
 
 // startHost (re)starts the host; its requests go through the counter.
@@ -227,19 +222,8 @@ func (b *bench) stopHost() {
 	}
 }
 
-func (b *bench) conditions() (map[string]string, error) {
-	n := &unstructured.Unstructured{}
-	n.SetGroupVersionKind(controller.NetworkGVK)
-	if err := b.c.Get(b.ctx(), client.ObjectKey{Name: "cluster"}, n); err != nil {
-		return nil, err
-	}
-	raw, _, _ := unstructured.NestedSlice(n.Object, "status", "conditions")
-	out := map[string]string{}
-	for _, item := range raw {
-		m := item.(map[string]any)
-		out[m["type"].(string)] = fmt.Sprint(m["reason"], "|", m["message"])
-	}
-	return out, nil
+func (b *bench) conditions() (map[string]operv1.OperatorCondition, error) {
+	return devcluster.Conditions(b.ctx(), b.c)
 }
 
 func (b *bench) reason(typ string) string {
@@ -247,68 +231,30 @@ func (b *bench) reason(typ string) string {
 	if err != nil {
 		return ""
 	}
-	return strings.SplitN(conds[typ], "|", 2)[0]
+	return conds[typ].Reason
 }
 
+// waitFor polls every 2ms, fine enough for the latency figures.
 func (b *bench) waitFor(cond func() (bool, error)) error {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		ok, err := cond()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return fmt.Errorf("timed out")
+	return wait.PollUntilContextTimeout(b.ctx(), 2*time.Millisecond, time.Minute, true,
+		func(context.Context) (bool, error) { return cond() })
 }
 
 func (b *bench) setMode(mode string) error {
-	n := &unstructured.Unstructured{}
-	n.SetGroupVersionKind(controller.NetworkGVK)
-	n.SetName("cluster")
-	return b.c.Patch(b.ctx(), n, client.RawPatch("application/merge-patch+json", []byte(fmt.Sprintf(`{"spec":{"kubernetesNMState":{"mode":%q}}}`, mode))))
+	return devcluster.PatchNetwork(b.ctx(), b.c, fmt.Sprintf(`{"spec":{"kubernetesNMState":{"mode":%q}}}`, mode))
 }
 
-// reportRollout writes workload status as the DaemonSet and Deployment
-// controllers would; envtest runs neither.
+// reportRollout reports the handler ready on ready of 3 nodes.
 func (b *bench) reportRollout(ready int32) error {
-	dep := &appsv1.Deployment{}
-	if err := b.c.Get(b.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.WebhookDeployment}, dep); err != nil {
-		return err
-	}
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
-	if err := b.c.Status().Update(b.ctx(), dep); err != nil {
-		return err
-	}
-	ds := &appsv1.DaemonSet{}
-	if err := b.c.Get(b.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); err != nil {
-		return err
-	}
-	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: ds.Generation, DesiredNumberScheduled: 3, CurrentNumberScheduled: 3,
-		UpdatedNumberScheduled: 3, NumberReady: ready, NumberAvailable: ready, NumberUnavailable: 3 - ready}
-	return b.c.Status().Update(b.ctx(), ds)
+	return devcluster.ReportRollout(b.ctx(), b.c, ready, 3)
 }
 
 func (b *bench) resourceVersions() (map[string]string, error) {
-	c := nmstate.Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
-		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
-	objs, err := nmstate.Render(nmstate.Decide(nmstate.Config{}, c), nmstate.NewRenderParams(nmstate.Config{}, c, image, "4.99.0"), b.manifests)
+	objs, err := nmstate.Render(nmstate.Decide(nmstate.Config{}, bareMetalHA), nmstate.NewRenderParams(nmstate.Config{}, bareMetalHA, image, "4.99.0"), b.manifests)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	for _, obj := range objs {
-		got := &unstructured.Unstructured{}
-		got.SetGroupVersionKind(obj.GroupVersionKind())
-		if err := b.c.Get(b.ctx(), client.ObjectKeyFromObject(obj), got); err != nil {
-			return nil, err
-		}
-		out[obj.GetKind()+"/"+obj.GetNamespace()+"/"+obj.GetName()] = got.GetResourceVersion()
-	}
-	return out, nil
+	return devcluster.ResourceVersions(b.ctx(), b.c, objs)
 }
 
 // idle converges, then counts what 100 reconciles with nothing changed send.
@@ -406,7 +352,7 @@ func (b *bench) reflect(runs int) (p50, p95 time.Duration, err error) {
 		want := fmt.Sprintf("handler ready on %d of 3 nodes", ready)
 		if err := b.waitFor(func() (bool, error) {
 			conds, err := b.conditions()
-			return strings.Contains(conds[nmstate.ConditionAvailable], want), err
+			return strings.Contains(conds[nmstate.ConditionAvailable].Message, want), err
 		}); err != nil {
 			return 0, 0, fmt.Errorf("waiting for %q: %w", want, err)
 		}

@@ -8,7 +8,6 @@ import (
 	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -20,13 +19,9 @@ import (
 // resourceVersions maps every rendered object, and the Network, to its
 // resourceVersion on the server.
 func resourceVersions(t *testing.T, k *cluster) map[string]string {
-	out := map[string]string{"Network/cluster": k.network().GetResourceVersion()}
-	for _, obj := range rendered(t, nmstate.Config{}, bareMetalHA) {
-		got := &unstructured.Unstructured{}
-		got.SetGroupVersionKind(obj.GroupVersionKind())
-		require.NoError(t, k.c.Get(k.ctx(), client.ObjectKeyFromObject(obj), got))
-		out[obj.GetKind()+"/"+obj.GetNamespace()+"/"+obj.GetName()] = got.GetResourceVersion()
-	}
+	out, err := devcluster.ResourceVersions(k.ctx(), k.c, rendered(t, nmstate.Config{}, bareMetalHA))
+	require.NoError(t, err)
+	out["Network/cluster"] = k.network().GetResourceVersion()
 	return out
 }
 

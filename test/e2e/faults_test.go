@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -451,7 +452,7 @@ func statusResponse(req *http.Request, code int, reason metav1.StatusReason, hea
 }
 
 func (f *faultInjector) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return devcluster.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		f.mu.Lock()
 		f.total++
 		fault := ""
@@ -609,7 +610,7 @@ type applyGate struct {
 }
 
 func (g *applyGate) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return devcluster.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		isApply := req.Method == http.MethodPatch && strings.Contains(req.Header.Get("Content-Type"), "apply-patch") && !strings.HasSuffix(req.URL.Path, "/status")
 		if isApply && g.applies.Add(1) > g.limit {
 			g.held.Add(1)

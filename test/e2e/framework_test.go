@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -148,34 +147,14 @@ func (k *cluster) ctx() context.Context { return context.Background() }
 // with the given status, as the installer does.
 func (k *cluster) createInfrastructure(platform configv1.PlatformType, controlPlane, infra configv1.TopologyMode) {
 	k.t.Helper()
-	obj := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
-	require.NoError(k.t, k.c.Create(k.ctx(), obj))
-	obj.Status = configv1.InfrastructureStatus{
-		Platform:               platform,
-		PlatformStatus:         &configv1.PlatformStatus{Type: platform},
-		ControlPlaneTopology:   controlPlane,
-		InfrastructureTopology: infra,
-		InfrastructureName:     "e2e",
-		APIServerURL:           "https://api.e2e.example.com:6443",
-		APIServerInternalURL:   "https://api-int.e2e.example.com:6443",
-		EtcdDiscoveryDomain:    "",
-	}
-	require.NoError(k.t, k.c.Status().Update(k.ctx(), obj))
+	require.NoError(k.t, devcluster.CreateInfrastructure(k.ctx(), k.c, platform, controlPlane, infra))
 }
 
 // createNetwork creates network.operator.openshift.io/cluster with the given
 // spec.kubernetesNMState (nil: absent).
 func (k *cluster) createNetwork(nmstateSpec map[string]any) {
 	k.t.Helper()
-	spec := map[string]any{"managementState": "Managed"}
-	if nmstateSpec != nil {
-		spec["kubernetesNMState"] = nmstateSpec
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "operator.openshift.io/v1", "kind": "Network",
-		"metadata": map[string]any{"name": "cluster"}, "spec": spec,
-	}}
-	require.NoError(k.t, k.c.Create(k.ctx(), obj))
+	require.NoError(k.t, devcluster.CreateNetwork(k.ctx(), k.c, nmstateSpec))
 }
 
 func (k *cluster) network() *unstructured.Unstructured {
@@ -231,10 +210,7 @@ func (k *cluster) waitGone(obj client.Object, namespace, name string) {
 
 func (k *cluster) patchNetwork(patch string) {
 	k.t.Helper()
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(controller.NetworkGVK)
-	obj.SetName("cluster")
-	require.NoError(k.t, k.c.Patch(k.ctx(), obj, client.RawPatch("application/merge-patch+json", []byte(patch))))
+	require.NoError(k.t, devcluster.PatchNetwork(k.ctx(), k.c, patch))
 }
 
 // kubectl runs the real kubectl binary against the cluster.
@@ -269,14 +245,7 @@ func rendered(t *testing.T, cfg nmstate.Config, c nmstate.Cluster) []*unstructur
 // runs no controller-manager).
 func (k *cluster) reportRollout(handlersReady, nodes int32) {
 	k.t.Helper()
-	dep := &appsv1.Deployment{}
-	k.waitExists(dep, nmstate.Namespace, nmstate.WebhookDeployment)
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: *dep.Spec.Replicas,
-		UpdatedReplicas: *dep.Spec.Replicas, ReadyReplicas: *dep.Spec.Replicas, AvailableReplicas: *dep.Spec.Replicas}
-	require.NoError(k.t, k.c.Status().Update(k.ctx(), dep))
-	ds := &appsv1.DaemonSet{}
-	k.waitExists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet)
-	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: ds.Generation, DesiredNumberScheduled: nodes, CurrentNumberScheduled: nodes,
-		UpdatedNumberScheduled: nodes, NumberReady: handlersReady, NumberAvailable: handlersReady, NumberUnavailable: nodes - handlersReady}
-	require.NoError(k.t, k.c.Status().Update(k.ctx(), ds))
+	k.waitExists(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment)
+	k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
+	require.NoError(k.t, devcluster.ReportRollout(k.ctx(), k.c, handlersReady, nodes))
 }

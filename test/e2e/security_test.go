@@ -34,8 +34,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -498,7 +500,7 @@ func TestSecurityOperands(t *testing.T) {
 		pod := dep.Spec.Template.Spec
 		assert.Equal(t, "restricted-v2", dep.Spec.Template.Annotations["openshift.io/required-scc"])
 		require.NotNil(t, pod.SecurityContext)
-		assert.Equal(t, ptrTo(true), pod.SecurityContext.RunAsNonRoot, "runAsNonRoot")
+		assert.Equal(t, ptr.To(true), pod.SecurityContext.RunAsNonRoot, "runAsNonRoot")
 		require.NotNil(t, pod.SecurityContext.SeccompProfile)
 		assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type)
 		assert.False(t, pod.HostNetwork || pod.HostPID || pod.HostIPC)
@@ -508,8 +510,8 @@ func TestSecurityOperands(t *testing.T) {
 		for _, c := range pod.Containers {
 			sc := c.SecurityContext
 			require.NotNil(t, sc, c.Name)
-			assert.Equal(t, ptrTo(false), sc.AllowPrivilegeEscalation, "%s allowPrivilegeEscalation", c.Name)
-			assert.Equal(t, ptrTo(true), sc.ReadOnlyRootFilesystem, "%s readOnlyRootFilesystem", c.Name)
+			assert.Equal(t, ptr.To(false), sc.AllowPrivilegeEscalation, "%s allowPrivilegeEscalation", c.Name)
+			assert.Equal(t, ptr.To(true), sc.ReadOnlyRootFilesystem, "%s readOnlyRootFilesystem", c.Name)
 			assert.True(t, sc.Privileged == nil || !*sc.Privileged, "%s privileged", c.Name)
 			require.NotNil(t, sc.Capabilities, c.Name)
 			assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop, "%s drops every capability", c.Name)
@@ -700,8 +702,6 @@ func (w *warningRecorder) podSecurity() []string {
 	return out
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // forbiddenRecorder remembers every 403 a client got.
 type forbiddenRecorder struct {
 	mu   sync.Mutex
@@ -709,7 +709,7 @@ type forbiddenRecorder struct {
 }
 
 func (f *forbiddenRecorder) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return devcluster.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := rt.RoundTrip(req)
 		if err == nil && resp.StatusCode == http.StatusForbidden {
 			f.mu.Lock()
@@ -725,10 +725,6 @@ func (f *forbiddenRecorder) get() []string {
 	defer f.mu.Unlock()
 	return append([]string{}, f.seen...)
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // TestSecurityHostClusterRole runs the host as CNO's service account bound
 // to nothing but the ClusterRole in manifests/, through enable, adopt and

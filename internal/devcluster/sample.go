@@ -1,0 +1,125 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+// The objects a cluster starts with, and the status its controllers would
+// write, for the demo, the benchmarks and the end-to-end tests.
+
+// CreateInfrastructure creates infrastructures.config.openshift.io/cluster
+// with the status the installer sets.
+func CreateInfrastructure(ctx context.Context, c client.Client, platform configv1.PlatformType, controlPlane, infra configv1.TopologyMode) error {
+	obj := &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	if err := c.Create(ctx, obj); err != nil {
+		return fmt.Errorf("creating the Infrastructure: %w", err)
+	}
+	obj.Status = configv1.InfrastructureStatus{
+		Platform:               platform,
+		PlatformStatus:         &configv1.PlatformStatus{Type: platform},
+		ControlPlaneTopology:   controlPlane,
+		InfrastructureTopology: infra,
+		InfrastructureName:     "sample",
+		APIServerURL:           "https://api.sample.example.com:6443",
+		APIServerInternalURL:   "https://api-int.sample.example.com:6443",
+	}
+	if err := c.Status().Update(ctx, obj); err != nil {
+		return fmt.Errorf("setting the Infrastructure status: %w", err)
+	}
+	return nil
+}
+
+// CreateNetwork creates network.operator.openshift.io/cluster with the given
+// spec.kubernetesNMState (nil: absent).
+func CreateNetwork(ctx context.Context, c client.Client, nmstateSpec map[string]any) error {
+	spec := map[string]any{"managementState": "Managed"}
+	if nmstateSpec != nil {
+		spec["kubernetesNMState"] = nmstateSpec
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operator.openshift.io/v1", "kind": "Network",
+		"metadata": map[string]any{"name": "cluster"}, "spec": spec,
+	}}
+	if err := c.Create(ctx, obj); err != nil {
+		return fmt.Errorf("creating the Network.operator: %w", err)
+	}
+	return nil
+}
+
+// PatchNetwork merge-patches network.operator.openshift.io/cluster.
+func PatchNetwork(ctx context.Context, c client.Client, patch string) error {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(controller.NetworkGVK)
+	obj.SetName("cluster")
+	if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return fmt.Errorf("patching the Network.operator with %s: %w", patch, err)
+	}
+	return nil
+}
+
+// Conditions reads the Network.operator's status conditions by type.
+func Conditions(ctx context.Context, c client.Reader) (map[string]operv1.OperatorCondition, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(controller.NetworkGVK)
+	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, obj); err != nil {
+		return nil, fmt.Errorf("reading the Network.operator: %w", err)
+	}
+	out := map[string]operv1.OperatorCondition{}
+	for _, cond := range controller.NetworkConditions(obj) {
+		out[cond.Type] = cond
+	}
+	return out, nil
+}
+
+// ReportRollout writes the handler DaemonSet's and webhook Deployment's
+// status through the status subresource, as their controllers would: envtest
+// runs no controller-manager. The webhook reports all its replicas ready.
+func ReportRollout(ctx context.Context, c client.Client, handlersReady, nodes int32) error {
+	dep := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.WebhookDeployment}, dep); err != nil {
+		return fmt.Errorf("reading the webhook Deployment: %w", err)
+	}
+	replicas := *dep.Spec.Replicas
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: replicas,
+		UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas}
+	if err := c.Status().Update(ctx, dep); err != nil {
+		return fmt.Errorf("writing the webhook Deployment status: %w", err)
+	}
+	ds := &appsv1.DaemonSet{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); err != nil {
+		return fmt.Errorf("reading the handler DaemonSet: %w", err)
+	}
+	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: ds.Generation, DesiredNumberScheduled: nodes, CurrentNumberScheduled: nodes,
+		UpdatedNumberScheduled: nodes, NumberReady: handlersReady, NumberAvailable: handlersReady, NumberUnavailable: nodes - handlersReady}
+	if err := c.Status().Update(ctx, ds); err != nil {
+		return fmt.Errorf("writing the handler DaemonSet status: %w", err)
+	}
+	return nil
+}
+
+// ResourceVersions maps each object, as "Kind/namespace/name", to its
+// resourceVersion on the server.
+func ResourceVersions(ctx context.Context, c client.Reader, objs []*unstructured.Unstructured) (map[string]string, error) {
+	out := map[string]string{}
+	for _, obj := range objs {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		out[obj.GetKind()+"/"+obj.GetNamespace()+"/"+obj.GetName()] = got.GetResourceVersion()
+	}
+	return out, nil
+}
