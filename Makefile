@@ -7,14 +7,17 @@ SHELL := /bin/bash
 GO          ?= go
 BIN         := $(CURDIR)/bin
 TOOLS_DIR   := hack/tools
-KUBE_VERSION := v1.37.2
+# The control plane runs the Kubernetes minor CNO's go.mod uses (k8s.io/* v0.36).
+KUBE_VERSION := v1.36.2
 KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=1 \
-	-X k8s.io/component-base/version.gitMinor=37 \
+	-X k8s.io/component-base/version.gitMinor=36 \
 	-X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/client-go/pkg/version.gitMajor=1 \
-	-X k8s.io/client-go/pkg/version.gitMinor=37
+	-X k8s.io/client-go/pkg/version.gitMinor=36
 TOOL_BUILD  := cd $(TOOLS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath
+# controller-gen and the nmstate API it reads: a module of their own (see its tools.go).
+CODEGEN_DIR := $(TOOLS_DIR)/codegen
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 KUBE_APISERVER := $(BIN)/kube-apiserver
@@ -33,8 +36,8 @@ all: build
 # a rebuild after a module bump cheap for whatever did not change.
 tools: $(TOOLS)
 
-$(CONTROLLER_GEN): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
-	$(TOOL_BUILD) -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+$(CONTROLLER_GEN): $(CODEGEN_DIR)/go.mod $(CODEGEN_DIR)/go.sum
+	cd $(CODEGEN_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
 
 $(ETCD): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
 	$(TOOL_BUILD) -o $@ go.etcd.io/etcd/server/v3

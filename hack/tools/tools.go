@@ -9,5 +9,4 @@ import (
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kubectl"
-	_ "sigs.k8s.io/controller-tools/cmd/controller-gen"
 )
