@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	nmstatev1 "github.com/nmstate/kubernetes-nmstate/api/v1"
-	nmstatev1beta1 "github.com/nmstate/kubernetes-nmstate/api/v1beta1"
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/openshift/cluster-network-operator/pkg/render"
 	"github.com/stretchr/testify/assert"
@@ -283,7 +281,7 @@ func TestGeneratedCRDs(t *testing.T) {
 		if o.GetKind() == "CustomResourceDefinition" {
 			crd := typed[apiextensionsv1.CustomResourceDefinition](t, objs, o.GetKind(), "", o.GetName())
 			crds[crd.Spec.Names.Kind] = crd
-			assert.Equal(t, nmstatev1.GroupVersion.Group, crd.Spec.Group)
+			assert.Equal(t, "nmstate.io", crd.Spec.Group)
 			assert.Equal(t, apiextensionsv1.ClusterScoped, crd.Spec.Scope)
 		}
 	}
@@ -296,10 +294,10 @@ func TestGeneratedCRDs(t *testing.T) {
 	for _, v := range nncp.Spec.Versions {
 		versions[v.Name] = v
 	}
-	assert.True(t, versions[nmstatev1.GroupVersion.Version].Storage, "v1 is the storage version")
-	assert.True(t, versions[nmstatev1.GroupVersion.Version].Served)
-	assert.True(t, versions[nmstatev1beta1.GroupVersion.Version].Served, "v1beta1 is still served")
-	assert.False(t, versions[nmstatev1beta1.GroupVersion.Version].Storage)
+	assert.True(t, versions["v1"].Storage, "v1 is the storage version")
+	assert.True(t, versions["v1"].Served)
+	assert.True(t, versions["v1beta1"].Served, "v1beta1 is still served")
+	assert.False(t, versions["v1beta1"].Storage)
 	assert.NotNil(t, versions["v1"].Subresources.Status)
 
 	for _, kind := range []string{"NodeNetworkConfigurationEnactment", "NodeNetworkState"} {
@@ -342,5 +340,34 @@ func TestRenderImageIsOneString(t *testing.T) {
 		assert.Equal(t, `4.99 "rc"`, ds.Annotations["release.openshift.io/version"])
 		webhook := typed[appsv1.Deployment](t, objs, "Deployment", Namespace, WebhookDeployment)
 		assert.Equal(t, image, webhook.Spec.Template.Spec.Containers[0].Image)
+	}
+}
+
+func TestKeptOnDisable(t *testing.T) {
+	tests := []struct {
+		group, kind, name string
+		kept              bool
+	}{
+		{"apiextensions.k8s.io", "CustomResourceDefinition", "nodenetworkconfigurationpolicies.nmstate.io", true},
+		{"apiextensions.k8s.io", "CustomResourceDefinition", "nodenetworkconfigurationenactments.nmstate.io", true},
+		{"apiextensions.k8s.io", "CustomResourceDefinition", "nodenetworkstates.nmstate.io", true},
+		{"apiextensions.k8s.io", "CustomResourceDefinition", "nmstates.nmstate.io", false},
+		{"", "Namespace", "openshift-nmstate", true},
+		{"", "Namespace", "openshift-network-operator", false},
+		{"apps", "DaemonSet", "nmstate-handler", false},
+		{"", "ServiceAccount", "openshift-nmstate", false},
+		{"example.com", "CustomResourceDefinition", "nodenetworkstates.nmstate.io", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind+"/"+tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.kept, KeptOnDisable(tt.group, tt.kind, tt.name))
+		})
+	}
+	// Every rendered object the predicate keeps is one of the four above, and
+	// every CRD and the Namespace are kept.
+	for _, obj := range mustRender(t, Config{}, haCluster) {
+		gvk := obj.GroupVersionKind()
+		want := gvk.Kind == "CustomResourceDefinition" || gvk.Kind == "Namespace"
+		assert.Equal(t, want, KeptOnDisable(gvk.Group, gvk.Kind, obj.GetName()), "%s %s", gvk.Kind, obj.GetName())
 	}
 }
