@@ -261,10 +261,7 @@ func printDecision(ctx context.Context, c client.Client, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cluster, err := nmstate.ClusterFromInfrastructure(infra)
-	if err != nil {
-		return err
-	}
+	cluster := nmstate.ClusterFromInfrastructure(infra)
 	cluster.DefaultOnGate = true
 	d := nmstate.Decide(cfg, cluster)
 	fmt.Fprintf(w, "\n== decision: enabled=%v reason=%s\n  %s\n", d.Enabled, d.Reason, d.Message)

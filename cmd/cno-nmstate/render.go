@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"sigs.k8s.io/yaml"
@@ -35,15 +36,17 @@ func renderCmd(args []string, stdout, stderr io.Writer) error {
 	if *controlPlane == "" {
 		*controlPlane = *topology
 	}
+	// On a cluster an unknown platform is simply off by default; on the
+	// command line it is far more likely a typo, so it is refused.
+	if err := oneOf("-platform", *platform, nmstate.KnownPlatforms); err != nil {
+		return err
+	}
 	infra := &configv1.Infrastructure{Status: configv1.InfrastructureStatus{
 		PlatformStatus:         &configv1.PlatformStatus{Type: configv1.PlatformType(*platform)},
 		ControlPlaneTopology:   configv1.TopologyMode(*controlPlane),
 		InfrastructureTopology: configv1.TopologyMode(*topology),
 	}}
-	cluster, err := nmstate.ClusterFromInfrastructure(infra)
-	if err != nil {
-		return err
-	}
+	cluster := nmstate.ClusterFromInfrastructure(infra)
 	cluster.DefaultOnGate = *gate
 	cluster.StandaloneOperator = *standalone
 
@@ -80,4 +83,21 @@ func renderCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "rendered %d objects\n", len(objs))
 	return nil
+}
+
+// oneOf refuses a flag value that is not in valid, suggesting the value that
+// differs only in case.
+func oneOf[T ~string](flagName, value string, valid []T) error {
+	names := make([]string, len(valid))
+	hint := ""
+	for i, v := range valid {
+		names[i] = string(v)
+		if string(v) == value {
+			return nil
+		}
+		if strings.EqualFold(string(v), value) {
+			hint = fmt.Sprintf(" (values are case-sensitive: did you mean %q?)", v)
+		}
+	}
+	return fmt.Errorf("%s %q is not valid%s; valid values are %s", flagName, value, hint, strings.Join(names, ", "))
 }

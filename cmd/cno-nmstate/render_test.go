@@ -35,7 +35,9 @@ func TestRenderCommand(t *testing.T) {
 		{name: "bad mode", args: []string{"render", "--mode", "enabled", "--handler-image", "img:1"}, code: 1,
 			stderrHas: []string{`"enabled"`, `"Enabled" or "Disabled"`}},
 		{name: "bad platform", args: []string{"render", "--platform", "Mainframe", "--handler-image", "img:1"}, code: 1,
-			stderrHas: []string{`"Mainframe"`}},
+			stderrHas: []string{`-platform "Mainframe" is not valid`, "valid values are AWS, Azure, BareMetal"}},
+		{name: "wrong-case platform", args: []string{"render", "--platform", "baremetal", "--handler-image", "img:1"}, code: 1,
+			stderrHas: []string{`did you mean "BareMetal"?`}},
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, stderrHas: []string{"unknown command"}},
 	}
 	for _, tt := range tests {

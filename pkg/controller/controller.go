@@ -292,10 +292,7 @@ func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructure
 		}
 		infra = nil
 	}
-	cluster, err := nmstate.ClusterFromInfrastructure(infra)
-	if err != nil {
-		return nmstate.Decision{}, err
-	}
+	cluster := nmstate.ClusterFromInfrastructure(infra)
 	cluster.DefaultOnGate = r.opts.DefaultOnGate
 	if cluster.StandaloneOperator, err = r.standalonePresent(ctx); err != nil {
 		return nmstate.Decision{}, err

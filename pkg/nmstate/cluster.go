@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	configv1 "github.com/openshift/api/config/v1"
 )
@@ -25,8 +26,8 @@ type Cluster struct {
 }
 
 // KnownPlatforms are the platform types of openshift/api's config/v1 this
-// release knows. Any other value is treated as a bad Infrastructure rather
-// than guessed at.
+// release knows. Any other value (a platform newer than this release, or none
+// at all) is off by default, like every platform not in DefaultOnPlatforms.
 var KnownPlatforms = []configv1.PlatformType{
 	configv1.AWSPlatformType,
 	configv1.AzurePlatformType,
@@ -54,70 +55,36 @@ var DefaultOnPlatforms = []configv1.PlatformType{
 	configv1.VSpherePlatformType,
 }
 
-var knownControlPlaneTopologies = []configv1.TopologyMode{
-	configv1.HighlyAvailableTopologyMode,
-	configv1.HighlyAvailableArbiterMode,
-	configv1.SingleReplicaTopologyMode,
-	configv1.DualReplicaTopologyMode,
-	configv1.ExternalTopologyMode,
-}
-
-var knownInfrastructureTopologies = []configv1.TopologyMode{
-	configv1.HighlyAvailableTopologyMode,
-	configv1.SingleReplicaTopologyMode,
-}
-
-// ClusterFromInfrastructure reads infrastructures.config.openshift.io/cluster.
-// The caller fills StandaloneOperator and DefaultOnGate, which come from
-// elsewhere. Problems are *Error with ReasonInvalidInfrastructure.
-func ClusterFromInfrastructure(infra *configv1.Infrastructure) (Cluster, error) {
+// ClusterFromInfrastructure reads infrastructures.config.openshift.io/cluster;
+// infra is nil when there is none. It never fails: kubernetes-nmstate is an
+// optional part of CNO, and an Infrastructure it cannot make sense of must not
+// fail CNO's Render. An empty or unknown platform is simply not one where
+// kubernetes-nmstate is on by default (mode Enabled and Disabled still work),
+// and empty topologies are those of clusters older than the topology fields:
+// highly available. The caller fills StandaloneOperator and DefaultOnGate.
+func ClusterFromInfrastructure(infra *configv1.Infrastructure) Cluster {
+	c := Cluster{
+		ControlPlaneTopology:   configv1.HighlyAvailableTopologyMode,
+		InfrastructureTopology: configv1.HighlyAvailableTopologyMode,
+	}
 	if infra == nil {
-		return Cluster{}, inputError(ReasonInvalidInfrastructure,
-			"infrastructures.config.openshift.io/cluster is missing; it is needed to know the platform")
+		return c
 	}
-	var platform configv1.PlatformType
 	if infra.Status.PlatformStatus != nil {
-		platform = infra.Status.PlatformStatus.Type
+		c.Platform = infra.Status.PlatformStatus.Type
 	}
-	if platform == "" {
+	if c.Platform == "" {
 		// status.platform is deprecated but is all that clusters installed
 		// before 4.2 may have.
-		platform = infra.Status.Platform
+		c.Platform = infra.Status.Platform
 	}
-	if platform == "" {
-		return Cluster{}, inputError(ReasonInvalidInfrastructure,
-			"infrastructures.config.openshift.io/cluster has no status.platformStatus.type (nor status.platform); valid platforms are %s",
-			join(KnownPlatforms))
+	if t := infra.Status.ControlPlaneTopology; t != "" {
+		c.ControlPlaneTopology = t
 	}
-	if !slices.Contains(KnownPlatforms, platform) {
-		return Cluster{}, inputError(ReasonInvalidInfrastructure,
-			"infrastructures.config.openshift.io/cluster has status.platformStatus.type %s, which this release does not know; valid platforms are %s",
-			quote(string(platform)), join(KnownPlatforms))
+	if t := infra.Status.InfrastructureTopology; t != "" {
+		c.InfrastructureTopology = t
 	}
-
-	c := Cluster{
-		Platform:               platform,
-		ControlPlaneTopology:   infra.Status.ControlPlaneTopology,
-		InfrastructureTopology: infra.Status.InfrastructureTopology,
-	}
-	// Clusters older than the topology fields are highly available.
-	if c.ControlPlaneTopology == "" {
-		c.ControlPlaneTopology = configv1.HighlyAvailableTopologyMode
-	}
-	if c.InfrastructureTopology == "" {
-		c.InfrastructureTopology = configv1.HighlyAvailableTopologyMode
-	}
-	if !slices.Contains(knownControlPlaneTopologies, c.ControlPlaneTopology) {
-		return Cluster{}, inputError(ReasonInvalidInfrastructure,
-			"infrastructures.config.openshift.io/cluster has status.controlPlaneTopology %s; valid topologies are %s",
-			quote(string(c.ControlPlaneTopology)), join(knownControlPlaneTopologies))
-	}
-	if !slices.Contains(knownInfrastructureTopologies, c.InfrastructureTopology) {
-		return Cluster{}, inputError(ReasonInvalidInfrastructure,
-			"infrastructures.config.openshift.io/cluster has status.infrastructureTopology %s; valid topologies are %s",
-			quote(string(c.InfrastructureTopology)), join(knownInfrastructureTopologies))
-	}
-	return c, nil
+	return c
 }
 
 func join[T ~string](list []T) string {
@@ -128,8 +95,29 @@ func join[T ~string](list []T) string {
 	return strings.Join(s, ", ")
 }
 
-// String is for messages: "platform BareMetal, control plane HighlyAvailable".
+// String is for messages: "platform BareMetal, control plane topology
+// HighlyAvailable, infrastructure topology HighlyAvailable". Values come from
+// the Infrastructure status, so they are quoted and bounded when unexpected.
 func (c Cluster) String() string {
 	return fmt.Sprintf("platform %s, control plane topology %s, infrastructure topology %s",
-		c.Platform, c.ControlPlaneTopology, c.InfrastructureTopology)
+		c.platformName(), boundedName(string(c.ControlPlaneTopology)), boundedName(string(c.InfrastructureTopology)))
+}
+
+func (c Cluster) platformName() string {
+	switch {
+	case c.Platform == "":
+		return "not reported by infrastructures.config.openshift.io/cluster"
+	case !slices.Contains(KnownPlatforms, c.Platform):
+		return quote(string(c.Platform)) + " (unknown to this release)"
+	}
+	return string(c.Platform)
+}
+
+// boundedName keeps a well-formed enum value as it is and quotes and cuts
+// anything else.
+func boundedName(s string) string {
+	if len(s) <= 32 && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+		return s
+	}
+	return quote(s)
 }

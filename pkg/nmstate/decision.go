@@ -17,9 +17,8 @@ const (
 	ReasonDefaultGateOff              = "DefaultGateOff"
 
 	// Input problems: reported as Degraded, nothing deployed is changed.
-	ReasonInvalidConfig         = "InvalidConfig"
-	ReasonInvalidInfrastructure = "InvalidInfrastructure"
-	ReasonMissingImage          = "MissingImage"
+	ReasonInvalidConfig = "InvalidConfig"
+	ReasonMissingImage  = "MissingImage"
 	// ReasonFailed is any other error, e.g. the API server refusing an apply.
 	ReasonFailed = "Failed"
 )
@@ -70,9 +69,13 @@ func Decide(cfg Config, c Cluster) Decision {
 		return Decision{Enabled: true, Reason: ReasonPlatformDefault,
 			Message: fmt.Sprintf("kubernetes-nmstate is on by default on %s (%s); %s", c.Platform, inputs, howToDisable)}
 	}
+	platform := string(c.Platform)
+	if !slices.Contains(KnownPlatforms, c.Platform) {
+		platform = "platform " + c.platformName()
+	}
 	return Decision{Reason: ReasonPlatformNotDefault,
 		Message: fmt.Sprintf("kubernetes-nmstate is off by default on %s; it is on by default only on %s (%s); %s",
-			c.Platform, join(DefaultOnPlatforms), inputs, howToEnable)}
+			platform, join(DefaultOnPlatforms), inputs, howToEnable)}
 }
 
 func modeName(m Mode) string {

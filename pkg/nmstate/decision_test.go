@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +20,10 @@ var (
 		configv1.DualReplicaTopologyMode, configv1.ExternalTopologyMode,
 	}
 	allInfrastructureTopology = []configv1.TopologyMode{configv1.HighlyAvailableTopologyMode, configv1.SingleReplicaTopologyMode}
+	// Beyond what this release knows: no platform at all, one from a newer
+	// release, a topology from a newer release. None may be an error.
+	unknownPlatforms = []configv1.PlatformType{"", "Metal3"}
+	unknownTopology  = configv1.TopologyMode("Quorum")
 )
 
 // tableRow is one row of docs/decision-table.md.
@@ -87,9 +92,9 @@ func yesNo(b bool, yes, no string) string {
 func TestDecideMatchesDecisionTable(t *testing.T) {
 	rows := readDecisionTable(t)
 	checked := 0
-	for _, platform := range KnownPlatforms {
+	for _, platform := range append(slices.Clone(KnownPlatforms), unknownPlatforms...) {
 		for _, mode := range allModes {
-			for _, cp := range allControlPlaneTopology {
+			for _, cp := range append(slices.Clone(allControlPlaneTopology), unknownTopology) {
 				for _, infra := range allInfrastructureTopology {
 					for _, standalone := range []bool{false, true} {
 						for _, gate := range []bool{false, true} {
@@ -115,7 +120,7 @@ func TestDecideMatchesDecisionTable(t *testing.T) {
 							assert.Equal(t, want.enabled, got.Enabled, name)
 							assert.Equal(t, want.reason, got.Reason, name)
 							// The message always names the inputs and what to do.
-							assert.Contains(t, got.Message, string(platform), name)
+							assert.Contains(t, got.Message, c.platformName(), name)
 							assert.Contains(t, got.Message, string(cp), name)
 							assert.Contains(t, got.Message, modeName(mode), name)
 							assert.Contains(t, got.Message, "oc ", name)
@@ -126,7 +131,7 @@ func TestDecideMatchesDecisionTable(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, len(KnownPlatforms)*3*5*2*2*2, checked)
+	assert.Equal(t, (len(KnownPlatforms)+2)*3*6*2*2*2, checked)
 }
 
 func TestDecideExamples(t *testing.T) {
@@ -163,6 +168,13 @@ func TestDecideExamples(t *testing.T) {
 		{"hosted opt-in says where things run", ModeEnabled, hosted, true, ReasonUserEnabled, []string{"worker nodes"}, nil},
 		{"gate off", ModeDefault, gateOff, false, ReasonDefaultGateOff, []string{"KubernetesNMStateByDefault"}, nil},
 		{"gate off opt-in", ModeEnabled, gateOff, true, ReasonUserEnabled, nil, nil},
+		{"no platform is off by default", ModeDefault, ha(""), false, ReasonPlatformNotDefault,
+			[]string{"off by default on platform not reported by infrastructures.config.openshift.io/cluster", `"mode":"Enabled"`}, nil},
+		{"no platform opt-in", ModeEnabled, ha(""), true, ReasonUserEnabled, nil, nil},
+		{"no platform opt-out", ModeDisabled, ha(""), false, ReasonUserDisabled, nil, nil},
+		{"unknown platform is off by default", ModeDefault, ha("Metal3"), false, ReasonPlatformNotDefault,
+			[]string{`off by default on platform "Metal3" (unknown to this release)`}, nil},
+		{"unknown platform opt-in", ModeEnabled, ha("Metal3"), true, ReasonUserEnabled, nil, nil},
 		{"standalone beats Enabled", ModeEnabled, standalone, false, ReasonManagedByStandaloneOperator,
 			[]string{"NMState CR", "kept"}, nil},
 	}

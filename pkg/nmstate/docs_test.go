@@ -55,7 +55,7 @@ func reasonConstants(t *testing.T) map[string]string {
 // docs/troubleshooting.md and a row in its table.
 func TestTroubleshootingCoversEveryReason(t *testing.T) {
 	reasons := reasonConstants(t)
-	require.GreaterOrEqual(t, len(reasons), 17, "the parser found too few Reason constants: %v", reasons)
+	require.GreaterOrEqual(t, len(reasons), 16, "the parser found too few Reason constants: %v", reasons)
 	data, err := os.ReadFile("../../docs/troubleshooting.md")
 	require.NoError(t, err)
 	doc := string(data)

@@ -260,27 +260,8 @@ func FuzzDecideRender(f *testing.F) {
 			ControlPlaneTopology:   configv1.TopologyMode(controlPlane),
 			InfrastructureTopology: configv1.TopologyMode(infraTopology),
 		}}
-		cluster, clusterErr := ClusterFromInfrastructure(infra)
-		cp, it := controlPlane, infraTopology
-		if cp == "" {
-			cp = string(configv1.HighlyAvailableTopologyMode)
-		}
-		if it == "" {
-			it = string(configv1.HighlyAvailableTopologyMode)
-		}
-		knownCluster := slices.Contains(KnownPlatforms, configv1.PlatformType(platform)) &&
-			slices.Contains(knownControlPlaneTopologies, configv1.TopologyMode(cp)) &&
-			slices.Contains(knownInfrastructureTopologies, configv1.TopologyMode(it))
-		if clusterErr != nil {
-			require.Equal(t, ReasonInvalidInfrastructure, ReasonOf(clusterErr), "%v", clusterErr)
-			require.LessOrEqual(t, len(clusterErr.Error()), errorMessageLimit, "unbounded message: %.300s", clusterErr)
-			require.False(t, knownCluster, "a valid Infrastructure was refused: %v", clusterErr)
-			// Decide is pure: even inputs the host never passes must not panic.
-			cluster = Cluster{Platform: configv1.PlatformType(platform), ControlPlaneTopology: configv1.TopologyMode(controlPlane),
-				InfrastructureTopology: configv1.TopologyMode(infraTopology)}
-		} else {
-			require.True(t, knownCluster, "an unknown Infrastructure was accepted: %+v", cluster)
-		}
+		cluster := ClusterFromInfrastructure(infra)
+		require.Equal(t, configv1.PlatformType(platform), cluster.Platform, "the platform as given, known or not")
 		cluster.StandaloneOperator, cluster.DefaultOnGate = standalone, gate
 
 		spec := map[string]any{"mode": mode}
@@ -307,11 +288,20 @@ func FuzzDecideRender(f *testing.F) {
 		case cfg.Mode == ModeDisabled:
 			require.Equal(t, ReasonUserDisabled, d.Reason)
 			require.False(t, d.Enabled)
+		case !gate:
+			require.Equal(t, Decision{Reason: ReasonDefaultGateOff, Message: d.Message}, d)
+		case cluster.ControlPlaneTopology == configv1.ExternalTopologyMode:
+			require.Equal(t, Decision{Reason: ReasonPlatformNotDefault, Message: d.Message}, d)
+		case slices.Contains(DefaultOnPlatforms, cluster.Platform):
+			require.Equal(t, Decision{Enabled: true, Reason: ReasonPlatformDefault, Message: d.Message}, d)
+		default:
+			require.Equal(t, Decision{Reason: ReasonPlatformNotDefault, Message: d.Message}, d, "unknown and empty platforms are off by default")
 		}
-		if clusterErr != nil || cfgErr != nil {
+		require.Contains(t, d.Message, cluster.platformName(), "the message names the platform")
+		require.LessOrEqual(t, len(d.Message), errorMessageLimit, "unbounded message: %.300s", d.Message)
+		if cfgErr != nil {
 			return // the host stops here: nothing is rendered
 		}
-		require.Contains(t, d.Message, string(cluster.Platform), "the message names the platform")
 
 		p := NewRenderParams(cfg, cluster, image, "4.99.0")
 		objs, err := Render(d, p, manifestDir)
