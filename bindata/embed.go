@@ -1,5 +1,7 @@
-// Package bindata carries the manifests in the binary, for the command line
-// and the tests; CNO itself reads them from its image's /bindata directory.
+// Package bindata carries the manifests in the binary, so that whoever
+// renders them (CNO, the command line, the tests) renders exactly the
+// templates of the module version it requires: they cannot drift from the
+// code that fills them.
 package bindata
 
 import (
@@ -8,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // FS holds network/kubernetes-nmstate/*.yaml.
@@ -35,4 +38,25 @@ func WriteTo(dir string) error {
 		}
 		return nil
 	})
+}
+
+var (
+	dirOnce sync.Once
+	dir     string
+	dirErr  error
+)
+
+// Dir returns a directory holding the embedded manifests, written once per
+// process into a private temporary directory: CNO's template renderer reads
+// files, not an fs.FS. Use it as the manifestDir of nmstate.Render.
+func Dir() (string, error) {
+	dirOnce.Do(func() {
+		dir, dirErr = os.MkdirTemp("", "cno-nmstate-bindata-")
+		if dirErr != nil {
+			dirErr = fmt.Errorf("creating a directory for the kubernetes-nmstate manifests: %w", dirErr)
+			return
+		}
+		dirErr = WriteTo(dir)
+	})
+	return dir, dirErr
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/openshift/cluster-network-operator/pkg/render"
@@ -41,6 +42,21 @@ var CRDNames = []string{
 	"nodenetworkconfigurationpolicies.nmstate.io",
 	"nodenetworkconfigurationenactments.nmstate.io",
 	"nodenetworkstates.nmstate.io",
+}
+
+// KeptOnDisable reports whether the rendered object group/kind/name stays on
+// the cluster when it is no longer rendered: the CRDs, which hold users'
+// policies, and the Namespace, where the standalone operator may live. A
+// consumer must neither prune these nor give them an owner reference whose
+// deletion would garbage-collect them.
+func KeptOnDisable(group, kind, name string) bool {
+	switch {
+	case group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition":
+		return slices.Contains(CRDNames, name)
+	case group == "" && kind == "Namespace":
+		return name == Namespace
+	}
+	return false
 }
 
 // RenderParams is everything the templates need. Render reads nothing else.
