@@ -64,3 +64,54 @@ func TestTroubleshootingCoversEveryReason(t *testing.T) {
 		assert.Contains(t, doc, "\n| `"+value+"` |", "docs/troubleshooting.md's table has no row for %s (%q)", name, value)
 	}
 }
+
+// Every code block of docs/cno-integration.md except the shell ones is a
+// verbatim excerpt of the CNO patch's new text (added and context lines), so
+// the document cannot describe code the patch does not have.
+func TestCNOIntegrationDocMatchesPatch(t *testing.T) {
+	patch, err := os.ReadFile("../../hack/cno/kubernetes-nmstate.patch")
+	require.NoError(t, err)
+	var post []string
+	for _, line := range strings.Split(string(patch), "\n") {
+		if strings.HasPrefix(line, "+++") || line == "" {
+			continue
+		}
+		if line[0] == '+' || line[0] == ' ' {
+			post = append(post, strings.TrimRight(line[1:], " \t"))
+		}
+	}
+	doc, err := os.ReadFile("../../docs/cno-integration.md")
+	require.NoError(t, err)
+	blocks := 0
+	var block []string
+	inBlock := false
+	for _, line := range strings.Split(string(doc), "\n") {
+		switch {
+		case !inBlock && line == "```go":
+			inBlock, block = true, nil
+		case inBlock && line == "```":
+			inBlock = false
+			blocks++
+			assert.True(t, containsRun(post, block), "a ```go block of docs/cno-integration.md is not in hack/cno/kubernetes-nmstate.patch:\n%s", strings.Join(block, "\n"))
+		case inBlock:
+			block = append(block, strings.TrimRight(line, " \t"))
+		}
+	}
+	assert.GreaterOrEqual(t, blocks, 8, "the document's go blocks")
+}
+
+func containsRun(lines, run []string) bool {
+	for i := 0; i+len(run) <= len(lines); i++ {
+		match := true
+		for j := range run {
+			if lines[i+j] != run[j] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
