@@ -36,7 +36,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	keep := fs.Bool("keep", false, "keep the control plane and the host running after the demo, until interrupted")
 	kubeconfigOut := fs.String("kubeconfig-out", "_output/demo.kubeconfig", "where to write the demo cluster's kubeconfig")
 	assets := fs.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver, etcd and kubectl (default $KUBEBUILDER_ASSETS)")
-	networkCRD := fs.String("network-crd", "manifests/0000_70_network_01_networks-Default.crd.yaml", "the Network.operator CRD with spec.kubernetesNMState")
+	networkCRD := fs.String("network-crd", "manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml", "the Network.operator CRD with spec.kubernetesNMState (behind the KubernetesNMState feature gate: a TechPreviewNoUpgrade cluster)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func TestDemo(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	code := run([]string{"demo", "-assets", assets, "-kubeconfig-out", kubeconfig,
-		"-network-crd", "../../manifests/0000_70_network_01_networks-Default.crd.yaml"}, &stdout, &stderr)
+		"-network-crd", "../../manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml"}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	out := stdout.String()
 	for _, want := range []string{

@@ -83,7 +83,7 @@ func run(assets, root string, runs int, sizes string, nnsKB int) error {
 	s.renderRatio = renderRatio(manifests)
 
 	dc, err := devcluster.Start(devcluster.Options{AssetsDir: assets,
-		NetworkCRD: filepath.Join(root, "manifests/0000_70_network_01_networks-Default.crd.yaml")})
+		NetworkCRD: filepath.Join(root, "manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml")})
 	if err != nil {
 		return err
 	}
