@@ -40,6 +40,11 @@ const (
 	tick         = 100 * time.Millisecond
 )
 
+const (
+	techPreviewNetworkCRD = "../../manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml"
+	defaultNetworkCRD     = "../../manifests/0000_70_network_01_networks-Default.crd.yaml"
+)
+
 type cluster struct {
 	t          *testing.T
 	cfg        *rest.Config
@@ -57,7 +62,10 @@ func startCluster(t *testing.T, opt clusterOption) *cluster {
 	t.Helper()
 	networkCRD := opt.networkCRD
 	if networkCRD == "" {
-		networkCRD = "../../manifests/0000_70_network_01_networks-Default.crd.yaml"
+		// spec.kubernetesNMState is behind the KubernetesNMState feature
+		// gate, on in TechPreviewNoUpgrade: a Default cluster's CRD lacks it
+		// (TestDefaultFeatureSetHasNoField).
+		networkCRD = techPreviewNetworkCRD
 	}
 	dc, err := devcluster.Start(devcluster.Options{AssetsDir: assetsDir(t), NetworkCRD: networkCRD, ExtraCRDs: opt.extraCRDs})
 	require.NoError(t, err)
@@ -109,9 +117,12 @@ func (k *cluster) launchHost(cfg *rest.Config, opts ...hostOption) (*controller.
 	})
 	require.NoError(k.t, err, "creating the host's manager")
 	o := controller.Options{
-		ManifestDir:     manifestDir,
-		DefaultOnGate:   true,
-		RecheckInterval: 500 * time.Millisecond,
+		ManifestDir:   manifestDir,
+		DefaultOnGate: true,
+		// An hour: within a test, only the watches make the host act, so a
+		// test of a reaction proves a watch. Tests of the recheck itself
+		// set a short one.
+		RecheckInterval: time.Hour,
 		Params: func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
 			return nmstate.NewRenderParams(cfg, c, handlerImage, "4.99.0-e2e")
 		},

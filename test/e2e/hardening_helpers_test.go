@@ -9,7 +9,9 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/stretchr/testify/require"
@@ -171,4 +173,29 @@ func (k *cluster) waitDegraded(reason string, substrings ...string) string {
 	})
 	require.True(k.t, ok, "Degraded never became True/%s with %q; last: %.400s", reason, substrings, last)
 	return k.conditions()[nmstate.ConditionDegraded].Message
+}
+
+// reconcileCounter counts the host's reconciles that got past applying and
+// pruning: each reads Options.Now once it has (and a failing one once more
+// before), so a test can wait for a reconcile that started after a change
+// instead of sleeping or waiting for a condition that may already hold.
+type reconcileCounter struct{ n atomic.Int64 }
+
+func (c *reconcileCounter) option() hostOption {
+	return func(o *controller.Options) {
+		o.Now = func() time.Time {
+			c.n.Add(1)
+			return time.Now()
+		}
+	}
+}
+
+// after runs change, then waits until a reconcile has finished its sync
+// after it. Callers make the change on a settled host (the recheck is an
+// hour away), so no reconcile of an earlier event is still in flight.
+func (c *reconcileCounter) after(t *testing.T, change func()) {
+	t.Helper()
+	before := c.n.Load()
+	change()
+	require.True(t, waitUntil(func() bool { return c.n.Load() > before }), "no reconcile ran after the change")
 }

@@ -264,7 +264,7 @@ func TestSecurityOperands(t *testing.T) {
 
 	// What the handler works on: a policy, a node, a secret that is none of
 	// its business.
-	require.NoError(t, k.c.Create(k.ctx(), nncp(t, "bond0")))
+	k.createPolicy("bond0")
 	require.NoError(t, k.c.Create(k.ctx(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{"kubernetes.io/os": "linux"}}}))
 	for _, ns := range []string{nmstate.Namespace, "default"} {
 		require.NoError(t, k.c.Create(k.ctx(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "openshift-nmstate-webhook", Namespace: ns},
@@ -896,7 +896,7 @@ func TestSecurityHostClusterRole(t *testing.T) {
 
 	t.Run("disable prunes and keeps the CRDs and policies", func(t *testing.T) {
 		for name := range policies {
-			require.NoError(t, k.c.Create(k.ctx(), nncp(t, name)), name)
+			k.createPolicy(name)
 		}
 		k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
 		for _, obj := range objs {
