@@ -397,7 +397,7 @@ func TestFaultInfrastructure(t *testing.T) {
 			k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
 			assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status, mode)
 			for _, name := range nmstate.CRDNames {
-				assert.True(t, k.exists(&apiextensionsv1.CustomResourceDefinition{}, "", name), "CRD %s kept", name)
+				assert.True(t, k.crdKept(name), "CRD %s kept", name)
 			}
 			assert.Equal(t, []string{"vlan100"}, nncpNames(t, k), "the policy is kept with mode %s", mode)
 			k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
@@ -832,7 +832,7 @@ func TestFaultFlapping(t *testing.T) {
 	assert.True(t, k.exists(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment))
 	assert.ElementsMatch(t, []string{"bond0", "vlan100", "br-ex2"}, nncpNames(t, k))
 	for _, crd := range nmstate.CRDNames {
-		assert.True(t, k.exists(&apiextensionsv1.CustomResourceDefinition{}, "", crd), crd)
+		assert.True(t, k.crdKept(crd), crd)
 	}
 	var keptLost []string
 	for _, key := range k.lost(s) {

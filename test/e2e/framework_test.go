@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -207,6 +208,14 @@ func (k *cluster) exists(obj client.Object, namespace, name string) bool {
 	}
 	require.NoError(k.t, err)
 	return true
+}
+
+// crdKept reports whether the CRD is there and not being deleted: a deleted
+// CRD lingers while the server removes its instances.
+func (k *cluster) crdKept(name string) bool {
+	k.t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	return k.exists(crd, "", name) && crd.DeletionTimestamp == nil
 }
 
 func (k *cluster) waitExists(obj client.Object, namespace, name string) {

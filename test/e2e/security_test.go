@@ -27,7 +27,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -912,7 +911,7 @@ func TestSecurityHostClusterRole(t *testing.T) {
 		c := k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
 		assert.Contains(t, c.Message, "3 NodeNetworkConfigurationPolicies were kept")
 		for _, name := range nmstate.CRDNames {
-			assert.True(t, k.exists(&apiextensionsv1.CustomResourceDefinition{}, "", name), name)
+			assert.True(t, k.crdKept(name), name)
 		}
 		assert.True(t, k.exists(&corev1.Namespace{}, "", nmstate.Namespace))
 		assert.ElementsMatch(t, []string{"bond0", "vlan100", "br-ex2"}, nncpNames(t, k))
