@@ -28,7 +28,7 @@ TOOLS := $(CONTROLLER_GEN) $(KUBE_APISERVER) $(ETCD) $(KUBECTL)
 # envtest finds kube-apiserver, etcd and kubectl here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build test unit generate verify bench demo tools clean
+.PHONY: all build test unit generate verify bench demo tools clean mutation
 
 all: build
 
@@ -54,7 +54,8 @@ build:
 # The one test command: unit tests, then the end-to-end tests against a real
 # kube-apiserver and etcd that `make tools` builds.
 test: tools
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 5m $$($(GO) list ./... | grep -v /test/e2e)
+	$(GO) test -count=1 -timeout 30m ./test/e2e/
 	hack/fuzz.sh
 
 # Unit tests only: no control plane needed.
@@ -90,6 +91,18 @@ verify: $(CONTROLLER_GEN)
 bench: tools
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	$(GO) run ./test/bench -assets $(BIN)
+
+# Mutation testing: gremlins' default mutators on pkg/nmstate against its unit
+# tests, then hand-made mutants of pkg/controller against the e2e tests; it
+# ends with the summary lines hack/mutation.sh describes. gremlins is
+# built into bin/ from hack/tools/mutation, a module of its own (see its
+# tools.go), and rebuilt only when that module changes.
+mutation: tools
+	@if [ ! -x $(BIN)/gremlins ] || [ $(TOOLS_DIR)/mutation/go.mod -nt $(BIN)/gremlins ] || [ $(TOOLS_DIR)/mutation/go.sum -nt $(BIN)/gremlins ]; then \
+		echo "building $(BIN)/gremlins"; \
+		cd $(TOOLS_DIR)/mutation && CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/gremlins github.com/go-gremlins/gremlins/cmd/gremlins; \
+	fi
+	GREMLINS=$(BIN)/gremlins hack/mutation.sh
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# hack/controller-mutants.sh: hand-made mutants of the host's safety rules in
+# pkg/controller, each run against the end-to-end tests that guard it (a real
+# kube-apiserver and etcd from bin/). A mutant is killed when those tests fail.
+# The unmutated code must pass the same tests first, or nothing is proven.
+# Each mutant is applied to a copy of the checkout; this one is never touched.
+# Prints `controller_mutants_killed: <killed>/<total>` last; exits 1 if any lived.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export KUBEBUILDER_ASSETS="${KUBEBUILDER_ASSETS:-$root/bin}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# name ~ file ~ code ~ replacement ~ the tests that must catch it (regexp alternatives)
+mutants=(
+	"skip the watches on owned objects~pkg/controller/controller.go~b = b.Watches(obj, enqueueSingle)~_ = obj~TestHandlerRestored"
+	"drop the owner-reference exemption from pruning~pkg/controller/controller.go~want[identity(gvk.GroupKind(), item.GetNamespace(), item.GetName())] || len(item.GetOwnerReferences()) > 0~want[identity(gvk.GroupKind(), item.GetNamespace(), item.GetName())]~TestPruneNoLongerRendered"
+	"prune CRDs like any other kind~pkg/controller/controller.go~&networkingv1.NetworkPolicy{},~&networkingv1.NetworkPolicy{}, &apiextensionsv1.CustomResourceDefinition{},~TestPruneNoLongerRendered"
+	"write the status on every reconcile~pkg/controller/controller.go~if conditionsUnchanged(NetworkConditions(network), conditions) {~if false && conditionsUnchanged(NetworkConditions(network), conditions) {~TestIdleReconcilesWriteNothing"
+	"apply on every reconcile~pkg/controller/controller.go~if !r.opts.ApplyEveryReconcile {~if false {~TestIdleReconcilesWriteNothing"
+)
+
+copy_checkout() {
+	rm -rf "$work/src"
+	mkdir -p "$work/src"
+	(cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$work/src")
+}
+
+run_tests() {
+	(cd "$work/src" && go test -count=1 -timeout 10m -run "^($1)\$" ./test/e2e/) >"$work/out.log" 2>&1
+}
+
+all_tests="$(printf '%s\n' "${mutants[@]}" | cut -d'~' -f5 | tr '|' '\n' | sort -u | paste -sd'|')"
+copy_checkout
+if ! run_tests "$all_tests"; then
+	tail -n 30 "$work/out.log" >&2
+	echo "controller-mutants: the unmutated code fails $all_tests; fix that first" >&2
+	exit 1
+fi
+echo "controller-mutants: unmutated code passes $all_tests"
+
+killed=0
+for m in "${mutants[@]}"; do
+	IFS='~' read -r name file code replacement tests <<<"$m"
+	copy_checkout
+	CODE="$code" REPL="$replacement" perl -0pi -e 's/\Q$ENV{CODE}\E/$ENV{REPL}/ or die "mutation site not found\n"' "$work/src/$file" ||
+		{ echo "controller-mutants: $name: $file no longer has: $code" >&2; exit 1; }
+	if run_tests "$tests"; then
+		echo "controller-mutants: LIVED  $name ($tests passed)"
+	else
+		if grep -q -e '\[build failed\]' -e '^# ' "$work/out.log"; then
+			tail -n 20 "$work/out.log" >&2
+			echo "controller-mutants: $name does not compile; a mutant must" >&2
+			exit 1
+		fi
+		echo "controller-mutants: killed $name by $(grep -oE -- '--- FAIL: [A-Za-z0-9_]+' "$work/out.log" | sort -u | cut -d' ' -f3 | paste -sd,)"
+		killed=$((killed + 1))
+	fi
+done
+echo "controller_mutants_killed: $killed/${#mutants[@]}"
+[ "$killed" -eq "${#mutants[@]}" ]
