@@ -65,7 +65,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
 	defer cancel()
 
-	fmt.Fprintln(stdout, "== a sample bare-metal cluster: Infrastructure BareMetal/HighlyAvailable, Network.operator without spec.kubernetesNMState")
+	fmt.Fprintln(stdout, "== a sample bare-metal cluster: Infrastructure BareMetal/HighlyAvailable, feature set TechPreviewNoUpgrade (its Network CRD has spec.kubernetesNMState), Network.operator without it")
 	if err := devcluster.CreateInfrastructure(ctx, c, configv1.BareMetalPlatformType, configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableTopologyMode); err != nil {
 		return err
 	}
