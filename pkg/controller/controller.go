@@ -58,14 +58,11 @@ const (
 	// the Network status; CNO's status manager owns the rest.
 	StatusFieldManager = "cluster-network-operator/kubernetes-nmstate-status"
 
-	// OperatorLabelSelector finds a standalone kubernetes-nmstate operator.
-	OperatorLabelSelector = "app=kubernetes-nmstate-operator"
-	clusterName           = "cluster"
+	clusterName = "cluster"
 )
 
 var (
 	NetworkGVK    = schema.GroupVersionKind{Group: "operator.openshift.io", Version: "v1", Kind: "Network"}
-	nmstateCRGVK  = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NMStateList"}
 	nncpListGVK   = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NodeNetworkConfigurationPolicyList"}
 	clusterReq    = reconcile.Request{NamespacedName: client.ObjectKey{Name: clusterName}}
 	enqueueSingle = handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
@@ -294,7 +291,7 @@ func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructure
 	}
 	cluster := nmstate.ClusterFromInfrastructure(infra)
 	cluster.DefaultOnGate = r.opts.DefaultOnGate
-	if cluster.StandaloneOperator, err = r.standalonePresent(ctx); err != nil {
+	if cluster.StandaloneOperator, err = StandaloneOperatorPresent(ctx, r.reader); err != nil {
 		return nmstate.Decision{}, err
 	}
 
@@ -376,32 +373,6 @@ func (r *Reconciler) cachedResourceVersion(ctx context.Context, obj *unstructure
 		return "", fmt.Errorf("reading %s %s: %w", obj.GetKind(), objectName(obj), err)
 	}
 	return live.GetResourceVersion(), nil
-}
-
-// standalonePresent looks for the OLM operator's Deployment or an NMState CR,
-// uncached: these are rare, cluster-wide lookups not worth an informer.
-func (r *Reconciler) standalonePresent(ctx context.Context) (bool, error) {
-	deployments := &metav1.PartialObjectMetadataList{}
-	deployments.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
-	selector, err := labels.Parse(OperatorLabelSelector)
-	if err != nil {
-		return false, err
-	}
-	if err := r.reader.List(ctx, deployments, client.MatchingLabelsSelector{Selector: selector}, client.Limit(1)); err != nil {
-		return false, fmt.Errorf("looking for a standalone kubernetes-nmstate operator: %w", err)
-	}
-	if len(deployments.Items) > 0 {
-		return true, nil
-	}
-	crs := &metav1.PartialObjectMetadataList{}
-	crs.SetGroupVersionKind(nmstateCRGVK)
-	if err := r.reader.List(ctx, crs, client.Limit(1)); err != nil {
-		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
-			return false, nil // no NMState CRD: no standalone operator
-		}
-		return false, fmt.Errorf("looking for NMState CRs: %w", err)
-	}
-	return len(crs.Items) > 0, nil
 }
 
 // prune deletes objects with the owner label that were not rendered this
