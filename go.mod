@@ -8,6 +8,7 @@ require (
 	github.com/openshift/cluster-network-operator v0.0.0-20240912134426-a3188633549d
 	github.com/stretchr/testify v1.11.1
 	golang.org/x/net v0.50.0
+	golang.org/x/sys v0.41.0
 	golang.org/x/time v0.15.0
 	k8s.io/api v0.36.2
 	k8s.io/apiextensions-apiserver v0.36.2
@@ -71,7 +72,6 @@ require (
 	golang.org/x/crypto v0.48.0 // indirect
 	golang.org/x/oauth2 v0.34.0 // indirect
 	golang.org/x/sync v0.19.0 // indirect
-	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/term v0.40.0 // indirect
 	golang.org/x/text v0.34.0 // indirect
 	gomodules.xyz/jsonpatch/v2 v2.4.0 // indirect

@@ -1,0 +1,132 @@
+package devcluster
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+//go:embed kwok-stages.yaml
+var kwokStages []byte
+
+// controllers are the kube-controller-manager loops the operands rely on:
+// workloads and their pods, garbage collection of owned objects, disruption
+// budgets, endpoints for the webhook's Service, service accounts, and
+// namespace deletion.
+var controllers = []string{
+	"daemonset-controller", "deployment-controller", "replicaset-controller",
+	"garbage-collector-controller", "disruption-controller",
+	"endpoints-controller", "endpointslice-controller",
+	"serviceaccount-controller", "namespace-controller",
+}
+
+// process is a control-plane component the cluster started.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startProcess runs bin with args, its output in dir/name.log.
+func startProcess(dir, name, bin string, args ...string) (*process, error) {
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("no %s at %s (build it with `make tools`): %w", name, bin, err)
+	}
+	log, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, fmt.Errorf("creating %s's log: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	// Its own process group, so that a stop reaches nothing else.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait(); log.Close() }()
+	return p, nil
+}
+
+// stop asks the process to end and kills it if it does not within 10s.
+func (p *process) stop() error {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("%s did not stop within 10s of SIGTERM", p.name)
+	}
+}
+
+// exited reports an early exit, which the cluster's start treats as fatal.
+func (p *process) exited() error {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return fmt.Errorf("%s exited: %v (see its log)", p.name, err)
+	default:
+		return nil
+	}
+}
+
+// startWorkloadControllers starts kube-controller-manager, kube-scheduler and
+// kwok against the cluster with the admin kubeconfig in dir.
+func startWorkloadControllers(assets, dir, kubeconfig string, nodes []Node) ([]*process, error) {
+	// A name no node can have keeps the list valid when it is empty.
+	neverReady := []string{"-"}
+	for _, n := range nodes {
+		if n.PodsNeverReady {
+			neverReady = append(neverReady, n.Name)
+		}
+	}
+	list, err := json.Marshal(neverReady)
+	if err != nil {
+		return nil, fmt.Errorf("listing the nodes whose pods never become ready: %w", err)
+	}
+	stages := filepath.Join(dir, "kwok-stages.yaml")
+	if err := os.WriteFile(stages, bytes.ReplaceAll(kwokStages, []byte("PODS_NEVER_READY"), list), 0o600); err != nil {
+		return nil, fmt.Errorf("writing kwok's stages: %w", err)
+	}
+	specs := []struct {
+		name string
+		args []string
+	}{
+		{"kube-controller-manager", []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0",
+			"--controllers=" + strings.Join(controllers, ","), "--concurrent-daemonset-syncs=5", "--concurrent-deployment-syncs=5",
+			"--concurrent-gc-syncs=5", "-v=1"}},
+		{"kube-scheduler", []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0", "-v=1"}},
+		{"kwok", []string{"--kubeconfig=" + kubeconfig, "--config=" + stages,
+			"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=" + kwokAnnotation + "=fake",
+			"--cidr=" + podCIDR, "--node-ip=" + nodeIP, "--node-lease-duration-seconds=40"}},
+	}
+	var procs []*process
+	for _, s := range specs {
+		p, err := startProcess(dir, s.name, filepath.Join(assets, s.name), s.args...)
+		if err != nil {
+			stopAll(procs)
+			return nil, err
+		}
+		procs = append(procs, p)
+	}
+	return procs, nil
+}
+
+func stopAll(procs []*process) error {
+	var errs []error
+	for i := len(procs) - 1; i >= 0; i-- {
+		errs = append(errs, procs[i].stop())
+	}
+	return errors.Join(errs...)
+}
