@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,8 +27,8 @@ import (
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
-// demoImage is what image-references names; nothing pulls it here, as the
-// embedded control plane runs no kubelet.
+// demoImage is what image-references names; the simulated nodes pull no
+// image: upstream's binary, built by `make tools`, runs in its place.
 const demoImage = "quay.io/openshift/origin-kubernetes-nmstate-handler:latest"
 
 func demoCmd(args []string, stdout, stderr io.Writer) error {
@@ -35,15 +36,16 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	keep := fs.Bool("keep", false, "keep the control plane and the host running after the demo, until interrupted")
 	kubeconfigOut := fs.String("kubeconfig-out", "_output/demo.kubeconfig", "where to write the demo cluster's kubeconfig")
-	assets := fs.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver, etcd and kubectl (default $KUBEBUILDER_ASSETS)")
+	assets := fs.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with the binaries `make tools` builds (default $KUBEBUILDER_ASSETS)")
 	networkCRD := fs.String("network-crd", "manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml", "the Network.operator CRD with spec.kubernetesNMState (behind the KubernetesNMState feature gate: a TechPreviewNoUpgrade cluster)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ctrl.SetLogger(logr.Discard()) // the demo prints what matters itself
 
-	fmt.Fprintln(stdout, "== starting an embedded kube-apiserver and etcd")
-	dc, err := devcluster.Start(devcluster.Options{AssetsDir: *assets, NetworkCRD: *networkCRD})
+	nodes := devcluster.BareMetalNodes()
+	fmt.Fprintf(stdout, "== starting an embedded control plane: kube-apiserver, etcd, kube-controller-manager, kube-scheduler, and kwok playing the kubelets of %d nodes\n", len(nodes))
+	dc, err := devcluster.Start(devcluster.Options{AssetsDir: *assets, NetworkCRD: *networkCRD, Nodes: nodes})
 	if err != nil {
 		return err
 	}
@@ -66,6 +68,9 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 
 	fmt.Fprintln(stdout, "== a sample bare-metal cluster: Infrastructure BareMetal/HighlyAvailable, feature set TechPreviewNoUpgrade (its Network CRD has spec.kubernetesNMState), Network.operator without it")
+	if err := printNodes(ctx, c, stdout); err != nil {
+		return err
+	}
 	if err := devcluster.CreateInfrastructure(ctx, c, configv1.BareMetalPlatformType, configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableTopologyMode); err != nil {
 		return err
 	}
@@ -89,16 +94,17 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, "== the plugin host is running")
-
-	// The host writes the conditions after it has applied every object.
-	if err := waitFor(ctx, func() (bool, error) {
-		conds, err := devcluster.Conditions(ctx, c)
-		return conds[nmstate.ConditionProgressing].Reason == nmstate.ReasonRollingOut, err
-	}); err != nil {
-		return fmt.Errorf("waiting for the host to deploy kubernetes-nmstate: %w", err)
-	}
 	if err := printDecision(ctx, c, stdout); err != nil {
 		return err
+	}
+
+	// Available turns True once the DaemonSet and Deployment controllers
+	// report ready pods.
+	if err := waitFor(ctx, func() (bool, error) {
+		conds, err := devcluster.Conditions(ctx, c)
+		return conds[nmstate.ConditionAvailable].Status == operv1.ConditionTrue, err
+	}); err != nil {
+		return fmt.Errorf("waiting for kubernetes-nmstate to become available: %w", err)
 	}
 	before, err := ownedObjects(ctx, c)
 	if err != nil {
@@ -108,15 +114,44 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	for _, o := range before {
 		fmt.Fprintln(stdout, "  "+o)
 	}
+	fmt.Fprintln(stdout, "\n== rolled out, as the DaemonSet and Deployment controllers report it:")
+	if err := printRollout(ctx, c, stdout); err != nil {
+		return err
+	}
 	if err := printConditions(ctx, c, stdout); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "(no kubelet runs in the embedded control plane, so no handler pod ever becomes ready here)")
 
-	fmt.Fprintln(stdout, "\n== a user creates a NodeNetworkConfigurationPolicy, then opts out: spec.kubernetesNMState.mode=Disabled")
+	fmt.Fprintln(stdout, "\n== upstream's kubernetes-nmstate binary runs from the rendered pods as the webhook and as worker-0's handler")
+	fmt.Fprintln(stdout, "   (stood in for: nmstatectl, the node's DNS server and OpenShift's service CA; see internal/devcluster/operands.go)")
+	ops, err := devcluster.StartOperands(dc.Config, c, *assets, dc.Dir)
+	if err != nil {
+		return err
+	}
+	defer ops.Close()
+	procs, err := runOperands(ctx, c, ops)
+	for _, p := range procs {
+		defer p.Stop()
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range procs {
+		fmt.Fprintf(stdout, "  running: pod %s (its output: %s)\n", p.Pod, p.LogPath)
+	}
+	if err := printNodeNetworkState(ctx, c, stdout, "worker-0"); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(stdout, "\n== a user creates a NodeNetworkConfigurationPolicy for worker-0; the webhook stamps it, the handler enacts it")
 	if err := c.Create(ctx, demoPolicy()); err != nil {
 		return fmt.Errorf("creating the sample policy: %w", err)
 	}
+	if err := printPolicy(ctx, c, stdout, "demo-dummy0"); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(stdout, "\n== then opts out: spec.kubernetesNMState.mode=Disabled")
 	if err := devcluster.PatchNetwork(ctx, c, `{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`); err != nil {
 		return err
 	}
@@ -144,7 +179,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	for _, o := range after {
 		fmt.Fprintln(stdout, "  "+o)
 	}
-	fmt.Fprintln(stdout, "  NodeNetworkConfigurationPolicy demo-vlan100 (users' policies are never removed)")
+	fmt.Fprintln(stdout, "  NodeNetworkConfigurationPolicy demo-dummy0 (users' policies are never removed)")
 	if err := printConditions(ctx, c, stdout); err != nil {
 		return err
 	}
@@ -160,7 +195,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
   %s edit network.operator cluster        # set spec.kubernetesNMState.mode: Enabled
   %s patch network.operator cluster --type merge -p '{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}'
   %s get network.operator cluster -o jsonpath='{range .status.conditions[*]}{.type}{"\t"}{.status}{"\t"}{.reason}{"\n"}{end}'
-  %s get nncp
+  %s get nncp,nnce,nns
 `, *kubeconfigOut, kubectl, kubectl, kubectl, kubectl)
 	<-ctx.Done()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
@@ -172,11 +207,13 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 func demoPolicy() *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "nmstate.io/v1", "kind": "NodeNetworkConfigurationPolicy",
-		"metadata": map[string]any{"name": "demo-vlan100"},
-		"spec": map[string]any{"desiredState": map[string]any{"interfaces": []any{map[string]any{
-			"name": "eth1.100", "type": "vlan", "state": "up",
-			"vlan": map[string]any{"base-iface": "eth1", "id": int64(100)},
-		}}}},
+		"metadata": map[string]any{"name": "demo-dummy0"},
+		"spec": map[string]any{
+			"nodeSelector": map[string]any{"kubernetes.io/hostname": "worker-0"},
+			"desiredState": map[string]any{"interfaces": []any{map[string]any{
+				"name": "dummy0", "type": "dummy", "state": "up",
+			}}},
+		},
 	}}
 }
 

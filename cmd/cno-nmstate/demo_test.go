@@ -27,7 +27,12 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"decision: enabled=true reason=PlatformDefault",
 		"DaemonSet openshift-nmstate/nmstate-handler",
-		"KubernetesNMStateProgressing   True   RollingOut",
+		"handler DaemonSet: 6 of 6 scheduled pods ready; webhook Deployment: 2 of 2 replicas available",
+		`windows-0  no handler: the handler's nodeSelector kubernetes.io/os=linux does not match the node's "windows"`,
+		"KubernetesNMStateAvailable     True   PlatformDefault",
+		"interface lo type loopback state up",
+		"Available    True   SuccessfullyConfigured   1/1 nodes successfully configured",
+		"enactment worker-0.demo-dummy0",
 		"removed:",
 		"KubernetesNMStateAvailable     False  UserDisabled",
 		"1 NodeNetworkConfigurationPolicy was kept",

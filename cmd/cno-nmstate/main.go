@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 )
 
 const usage = `usage: cno-nmstate <command> [flags]
@@ -13,8 +15,9 @@ const usage = `usage: cno-nmstate <command> [flags]
 commands:
   render   print the decision (stderr) and the rendered objects (stdout, YAML)
   run      run the plugin host against a cluster (-kubeconfig)
-  demo     start an embedded kube-apiserver and etcd, a sample bare-metal
-           cluster and the host, and show the decision, objects and conditions
+  demo     start an embedded control plane with simulated nodes, a sample
+           bare-metal cluster and the host, run upstream's handler and
+           webhook, and show the decision, rollout, policy and conditions
 
 run 'cno-nmstate <command> -h' for a command's flags
 `
@@ -35,6 +38,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "run":
 		err = runCmd(args[1:], stderr)
 	case "demo":
+		// The simulated cluster's pods have addresses only its own network
+		// namespace reaches; its API server is forwarded out for kubectl.
+		if code, reexeced := devcluster.RunIsolated(true); reexeced {
+			return code
+		}
 		err = demoCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
