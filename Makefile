@@ -19,11 +19,23 @@ TOOL_BUILD  := cd $(TOOLS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath
 # controller-gen and the nmstate API it reads: a module of their own (see its tools.go).
 CODEGEN_DIR := $(TOOLS_DIR)/codegen
 
+# kwok, the simulated nodes' kubelets: a module of its own (see its tools.go).
+KWOK_DIR    := $(TOOLS_DIR)/kwok
+
 CONTROLLER_GEN := $(BIN)/controller-gen
 KUBE_APISERVER := $(BIN)/kube-apiserver
 ETCD           := $(BIN)/etcd
 KUBECTL        := $(BIN)/kubectl
-TOOLS := $(CONTROLLER_GEN) $(KUBE_APISERVER) $(ETCD) $(KUBECTL)
+KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
+KUBE_SCHEDULER := $(BIN)/kube-scheduler
+KWOK           := $(BIN)/kwok
+# Upstream kubernetes-nmstate's own binaries (hack/build-nmstate.sh).
+NMSTATE_HANDLER := $(BIN)/kubernetes-nmstate-handler
+NMSTATE_OPERATOR := $(BIN)/kubernetes-nmstate-operator
+# What the demo and the tests run: the control plane, its controllers, the
+# simulated nodes and the operands.
+CLUSTER_TOOLS := $(KUBE_APISERVER) $(ETCD) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(NMSTATE_HANDLER)
+TOOLS := $(CONTROLLER_GEN) $(CLUSTER_TOOLS) $(NMSTATE_OPERATOR)
 
 # envtest finds kube-apiserver, etcd and kubectl here.
 export KUBEBUILDER_ASSETS := $(BIN)
@@ -48,6 +60,19 @@ $(KUBE_APISERVER): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
 $(KUBECTL): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
 	$(TOOL_BUILD) -ldflags "$(KUBE_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kubectl
 
+$(KUBE_CONTROLLER_MANAGER): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
+	$(TOOL_BUILD) -ldflags "$(KUBE_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
+
+$(KUBE_SCHEDULER): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
+	$(TOOL_BUILD) -ldflags "$(KUBE_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kube-scheduler
+
+$(KWOK): $(KWOK_DIR)/go.mod $(KWOK_DIR)/go.sum
+	cd $(KWOK_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ sigs.k8s.io/kwok/cmd/kwok
+
+# Both come from one build of upstream's module; the script pins its version.
+$(NMSTATE_HANDLER) $(NMSTATE_OPERATOR) &: hack/build-nmstate.sh
+	hack/build-nmstate.sh $(BIN)
+
 build:
 	$(GO) build -o $(BIN)/cno-nmstate ./cmd/cno-nmstate
 
@@ -62,9 +87,10 @@ test: tools
 unit:
 	$(GO) test -count=1 ./pkg/...
 
-# The main job on an embedded default: kube-apiserver + etcd, a sample
-# bare-metal cluster, the plugin host. `make demo ARGS=--keep` keeps it running.
-demo: tools build
+# The main job on an embedded default: a control plane with its controllers
+# and kwok nodes, a sample bare-metal cluster, the plugin host, upstream's
+# handler and webhook. `make demo ARGS=--keep` keeps it running.
+demo: $(CLUSTER_TOOLS) build
 	$(BIN)/cno-nmstate demo -assets $(BIN) $(ARGS)
 
 generate: $(CONTROLLER_GEN)
