@@ -67,6 +67,8 @@ func TestRenderBareMetalHA(t *testing.T) {
 		{"ServiceAccount", Namespace, "nmstate-webhook"},
 		{"ClusterRole", "", "nmstate-handler"},
 		{"ClusterRoleBinding", "", "nmstate-handler"},
+		{"ClusterRole", "", "nmstate-webhook"},
+		{"ClusterRoleBinding", "", "nmstate-webhook"},
 		{"Role", Namespace, "nmstate-handler"},
 		{"RoleBinding", Namespace, "nmstate-handler"},
 		{"DaemonSet", Namespace, HandlerDaemonSet},

@@ -51,11 +51,15 @@ type cluster struct {
 	cfg        *rest.Config
 	c          client.Client // direct, uncached: what a user or kubectl sees
 	kubeconfig string
+	dc         *devcluster.Cluster
 }
 
 type clusterOption struct {
 	networkCRD string // default: this project's manifests/ CRD
 	extraCRDs  []string
+	// nodes, when any, start the workload controllers and kwok too.
+	nodes    []devcluster.Node
+	auditLog bool
 }
 
 // startCluster starts kube-apiserver and etcd with the real CRDs installed.
@@ -68,9 +72,10 @@ func startCluster(t *testing.T, opt clusterOption) *cluster {
 		// (TestDefaultFeatureSetHasNoField).
 		networkCRD = techPreviewNetworkCRD
 	}
-	dc, err := devcluster.Start(devcluster.Options{AssetsDir: assetsDir(t), NetworkCRD: networkCRD, ExtraCRDs: opt.extraCRDs})
+	dc, err := devcluster.Start(devcluster.Options{AssetsDir: assetsDir(t), NetworkCRD: networkCRD, ExtraCRDs: opt.extraCRDs,
+		Nodes: opt.nodes, AuditLog: opt.auditLog})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = dc.Stop() })
+	t.Cleanup(func() { assert.NoError(t, dc.Stop(), "stopping the cluster") })
 
 	scheme, err := controller.NewScheme()
 	require.NoError(t, err)
@@ -78,7 +83,7 @@ func startCluster(t *testing.T, opt clusterOption) *cluster {
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, os.WriteFile(path, dc.Kubeconfig, 0o600))
-	return &cluster{t: t, cfg: dc.Config, c: c, kubeconfig: path}
+	return &cluster{t: t, cfg: dc.Config, c: c, kubeconfig: path, dc: dc}
 }
 
 func assetsDir(t *testing.T) string {

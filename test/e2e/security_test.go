@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -86,6 +85,7 @@ var (
 	crbindings     = resource{"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", ""}
 	networksOper   = resource{"operator.openshift.io", "v1", "networks", "Network", ""}
 	infrastructure = resource{"config.openshift.io", "v1", "infrastructures", "Infrastructure", ""}
+	apiservers     = resource{"config.openshift.io", "v1", "apiservers", "APIServer", ""}
 	mutatingHooks  = resource{"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", ""}
 	users          = resource{"", "v1", "users", "User", ""}
 )
@@ -270,62 +270,16 @@ func TestSecurityOperands(t *testing.T) {
 			StringData: map[string]string{"tls.key": "not a real key"}}))
 	}
 
-	t.Run("handler least privilege", func(t *testing.T) {
+	// What the operands may do is proven against upstream's binary
+	// (TestOperandsEnactPolicy: no 403 in the audit log, every granted
+	// permission used or explained); these are what they must not do.
+	t.Run("handler may not", func(t *testing.T) {
 		h := handlerUser
 		ns := nmstate.Namespace
 		for _, a := range []access{
-			// Policies: read, and write their status only.
-			allow(h, "list", nncps, "", ""),
-			allow(h, "watch", nncps, "", ""),
-			allow(h, "get", nncps, "", "bond0"),
-			allow(h, "update", nncps.status(), "", "bond0"),
-			allow(h, "patch", nncps.status(), "", "bond0"),
-			// Enactments: its own records, created and deleted.
-			allow(h, "create", nnces, "", "node-1.bond0"),
-			allow(h, "list", nnces, "", ""),
-			allow(h, "update", nnces.status(), "", "node-1.bond0"),
-			allow(h, "delete", nnces, "", "node-1.bond0"),
-			// Its node's network state.
-			allow(h, "create", nnss, "", "node-1"),
-			allow(h, "update", nnss, "", "node-1"),
-			allow(h, "patch", nnss.status(), "", "node-1"),
-			allow(h, "list", nnss, "", ""),
-			// Nodes are read, never written.
-			allow(h, "get", nodes, "", "node-1"),
-			allow(h, "list", nodes, "", ""),
-			allow(h, "watch", nodes, "", ""),
-			// Its peers, in its own namespace only.
-			allow(h, "list", pods, ns, ""),
-			allow(h, "watch", pods, ns, ""),
-			// The connectivity probe after applying a policy.
-			allow(h, "get", namespaces, "", "default"),
-			allow(h, "create", events, ns, ""),
-			allow(h, "create", events, "default", ""),
-			allow(h, "use", resource{"security.openshift.io", "v1", "securitycontextconstraints", "", ""}, "", "privileged"),
-
-			// A policy is the user's: never deleted, created or re-specified by the handler.
-			deny(h, "delete", nncps, "", "bond0"),
-			deny(h, "deletecollection", nncps, "", ""),
-			deny(h, "update", nncps, "", "bond0"),
-			deny(h, "patch", nncps, "", "bond0"),
-			deny(h, "create", nncps, "", ""),
-			// No secrets anywhere, its own namespace included.
-			deny(h, "get", secrets, ns, "openshift-nmstate-webhook"),
-			deny(h, "list", secrets, ns, ""),
-			deny(h, "watch", secrets, ns, ""),
-			deny(h, "list", secrets, "", ""),
-			deny(h, "get", secrets, "default", "openshift-nmstate-webhook"),
-			deny(h, "list", configmaps, ns, ""),
-			// Nodes are not its to change.
-			deny(h, "update", nodes, "", "node-1"),
-			deny(h, "patch", nodes, "", "node-1"),
-			deny(h, "patch", nodes.status(), "", "node-1"),
-			deny(h, "delete", nodes, "", "node-1"),
-			// No workloads: a compromised handler cannot start pods or edit itself.
-			deny(h, "create", pods, ns, ""),
-			deny(h, "delete", pods, ns, "anything"),
-			deny(h, "list", pods, "kube-system", ""),
-			deny(h, "list", pods, "", ""),
+			deny(h, "update", apiservers, "", "cluster"),
+			deny(h, "patch", apiservers, "", "cluster"),
+			deny(h, "get", infrastructure, "", "cluster"),
 			deny(h, "patch", daemonsets, ns, nmstate.HandlerDaemonSet),
 			deny(h, "get", namespaces, "", "kube-system"),
 			deny(h, "list", namespaces, "", ""),
@@ -339,10 +293,15 @@ func TestSecurityOperands(t *testing.T) {
 		}
 	})
 
-	t.Run("webhook has no API permissions", func(t *testing.T) {
+	t.Run("webhook may not", func(t *testing.T) {
 		w := webhookUser
 		ns := nmstate.Namespace
 		for _, a := range []access{
+			deny(w, "update", apiservers, "", "cluster"),
+			deny(w, "patch", apiservers, "", "cluster"),
+			deny(w, "delete", apiservers, "", "cluster"),
+			deny(w, "create", apiservers, "", "other"),
+			deny(w, "get", infrastructure, "", "cluster"),
 			deny(w, "list", nncps, "", ""),
 			deny(w, "get", nncps, "", "bond0"),
 			deny(w, "watch", nncps, "", ""),
@@ -359,45 +318,6 @@ func TestSecurityOperands(t *testing.T) {
 			deny(w, "get", namespaces, "", "default"),
 		} {
 			t.Run(a.String(), func(t *testing.T) { k.checkAccess(t, a) })
-		}
-	})
-
-	// The rows above are samples; the rules reviews are the whole picture:
-	// every permission each account holds beyond what any service account
-	// has, per namespace.
-	t.Run("rules reviews list nothing else", func(t *testing.T) {
-		clusterWide := []string{
-			"get,list,watch nodenetworkconfigurationpolicies.nmstate.io",
-			"get,patch,update nodenetworkconfigurationpolicies/status.nmstate.io",
-			"create,delete,get,list,watch nodenetworkconfigurationenactments.nmstate.io",
-			"get,patch,update nodenetworkconfigurationenactments/status.nmstate.io",
-			"create,get,list,patch,update,watch nodenetworkstates.nmstate.io",
-			"get,patch,update nodenetworkstates/status.nmstate.io",
-			"get,list,watch nodes",
-			"get namespaces[default]",
-			"use securitycontextconstraints.security.openshift.io[privileged]",
-		}
-		for _, tt := range []struct {
-			user, namespace string
-			want            []string
-		}{
-			{handlerUser, nmstate.Namespace, append([]string{"get,list,watch pods", "create,patch events"}, clusterWide...)},
-			{handlerUser, "default", append([]string{"create,patch events"}, clusterWide...)},
-			{handlerUser, "kube-system", clusterWide},
-			{webhookUser, nmstate.Namespace, nil},
-			{webhookUser, "default", nil},
-		} {
-			t.Run(tt.user+" in "+tt.namespace, func(t *testing.T) {
-				baseline := k.rules(t, baselineUser, tt.namespace)
-				require.NotEmpty(t, baseline, "every account may at least review itself")
-				var extra []string
-				for rule := range k.rules(t, tt.user, tt.namespace) {
-					if !baseline[rule] {
-						extra = append(extra, rule)
-					}
-				}
-				assert.ElementsMatch(t, tt.want, extra)
-			})
 		}
 	})
 
@@ -643,35 +563,6 @@ func allowedTraffic(t *testing.T, policies []networkingv1.NetworkPolicy, podLabe
 	}
 	if out == nil {
 		out = []string{}
-	}
-	return out
-}
-
-// rules is the user's SelfSubjectRulesReview in namespace, flattened to
-// "verbs resource.group[names]" strings.
-func (k *cluster) rules(t *testing.T, user, namespace string) map[string]bool {
-	t.Helper()
-	review := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: namespace}}
-	require.NoError(t, k.clientFor(k.impersonating(user)).Create(k.ctx(), review))
-	require.False(t, review.Status.Incomplete, "rules review incomplete: %s", review.Status.EvaluationError)
-	out := map[string]bool{}
-	for _, r := range review.Status.ResourceRules {
-		verbs := append([]string{}, r.Verbs...)
-		sort.Strings(verbs)
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				name := res
-				if g != "" {
-					name += "." + g
-				}
-				if len(r.ResourceNames) > 0 {
-					names := append([]string{}, r.ResourceNames...)
-					sort.Strings(names)
-					name += "[" + strings.Join(names, ",") + "]"
-				}
-				out[strings.Join(verbs, ",")+" "+name] = true
-			}
-		}
 	}
 	return out
 }
@@ -924,4 +815,192 @@ func TestSecurityHostClusterRole(t *testing.T) {
 	// missing, not even for a request that a retry papered over.
 	assert.Empty(t, forbidden.get(), "requests the host was refused")
 	t.Logf("the host ran as %s with only %s", hostUser, filepath.Base(hostRBACManifest))
+}
+
+// TestSecurityValidatingAdmissionPolicy: the rendered nncp-validation-policy,
+// enforced by the real API server, admits and refuses what upstream's
+// (kubernetes-nmstate v0.86.0) does. pkg/nmstate's
+// TestRenderValidatingAdmissionPolicyIsUpstreams compares the expressions.
+func TestSecurityValidatingAdmissionPolicy(t *testing.T) {
+	k := startCluster(t, clusterOption{})
+	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
+	k.createNetwork(nil)
+	k.startHost()
+	k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
+
+	// The API server enforces a new admission policy a moment after it is
+	// stored: wait until a name only the policy refuses is refused.
+	tooLong := strings.Repeat("a", 64)
+	var err error
+	require.True(t, waitUntil(func() bool {
+		err = k.c.Create(k.ctx(), vapPolicy(tooLong, "eth1", nil))
+		if err == nil {
+			require.NoError(t, k.c.Delete(k.ctx(), vapPolicy(tooLong, "eth1", nil)))
+		}
+		return err != nil && strings.Contains(err.Error(), "invalid policy name")
+	}), "the admission policy never took effect: %v", err)
+
+	refusedBy := func(t *testing.T, err error, invalid bool, message string) {
+		t.Helper()
+		require.Error(t, err, "the admission policy must refuse it")
+		assert.Contains(t, err.Error(), "ValidatingAdmissionPolicy 'nncp-validation-policy'")
+		assert.Contains(t, err.Error(), message)
+		if invalid {
+			assert.True(t, apierrors.IsInvalid(err), "reason Invalid (422): %v", err)
+		} else {
+			assert.True(t, apierrors.IsForbidden(err), "reason Forbidden (403): %v", err)
+		}
+	}
+
+	t.Run("create", func(t *testing.T) {
+		err := k.c.Create(k.ctx(), vapPolicy(tooLong, "eth1", nil))
+		refusedBy(t, err, true, "invalid policy name: "+tooLong)
+		require.NoError(t, k.c.Create(k.ctx(), vapPolicy(strings.Repeat("a", 63), "eth1", nil)), "63 characters")
+		require.NoError(t, k.c.Create(k.ctx(), vapPolicy("br.ex-2", "eth1", nil)), "dots")
+
+		bad := vapPolicy("bad-selector", "eth1", nil)
+		require.NoError(t, unstructured.SetNestedStringMap(bad.Object, map[string]string{"role": "not a label value!"}, "spec", "nodeSelector"))
+		refusedBy(t, k.c.Create(k.ctx(), bad), true, "spec.nodeSelector values must be valid label values")
+		good := vapPolicy("good-selector", "eth1", nil)
+		require.NoError(t, unstructured.SetNestedStringMap(good.Object, map[string]string{"node-role.kubernetes.io/worker": ""}, "spec", "nodeSelector"))
+		require.NoError(t, k.c.Create(k.ctx(), good))
+	})
+
+	// The handlers' condition sets, as upstream's pkg/policyconditions
+	// writes them.
+	cond := func(typ, status, reason string) map[string]any {
+		c := map[string]any{"type": typ, "status": status}
+		if reason != "" {
+			c["reason"] = reason
+		}
+		return c
+	}
+	statuses := map[string][]any{
+		"unknown": {cond("Available", "Unknown", ""), cond("Degraded", "Unknown", ""), cond("Progressing", "Unknown", ""), cond("Ignored", "Unknown", "")},
+		"progressing": {cond("Available", "Unknown", "ConfigurationProgressing"), cond("Degraded", "Unknown", "ConfigurationProgressing"),
+			cond("Progressing", "True", "ConfigurationProgressing"), cond("Ignored", "False", "ConfigurationProgressing")},
+		"success": {cond("Available", "True", "SuccessfullyConfigured"), cond("Degraded", "False", "SuccessfullyConfigured"),
+			cond("Progressing", "False", "SuccessfullyConfigured"), cond("Ignored", "False", "SuccessfullyConfigured")},
+		"failed": {cond("Available", "False", "FailedToConfigure"), cond("Degraded", "True", "FailedToConfigure"),
+			cond("Progressing", "False", "ConfigurationProgressing"), cond("Ignored", "False", "FailedToConfigure")},
+		"no matching node": {cond("Available", "False", "NoMatchingNode"), cond("Degraded", "False", "NoMatchingNode"),
+			cond("Progressing", "False", "NoMatchingNode"), cond("Ignored", "True", "NoMatchingNode")},
+		"empty reason":        {map[string]any{"type": "Available", "status": "True", "reason": ""}},
+		"no conditions":       {},
+		"degraded only":       {cond("Degraded", "True", "FailedToConfigure")},
+		"available no reason": {cond("Available", "True", "")},
+	}
+	// withStatus creates a policy and writes its status, as a handler does.
+	n := 0
+	withStatus := func(t *testing.T, status string, capture map[string]string) *unstructured.Unstructured {
+		t.Helper()
+		n++
+		p := vapPolicy(fmt.Sprintf("update-%d", n), "eth1", capture)
+		require.NoError(t, k.c.Create(k.ctx(), p))
+		if status != "" {
+			conditions, ok := statuses[status]
+			require.True(t, ok, status)
+			require.NoError(t, unstructured.SetNestedField(p.Object, map[string]any{"conditions": conditions}, "status"))
+			require.NoError(t, k.c.Status().Update(k.ctx(), p))
+		}
+		require.NoError(t, k.c.Get(k.ctx(), client.ObjectKeyFromObject(p), p))
+		return p
+	}
+	inProgress := "is still in progress"
+
+	t.Run("spec change", func(t *testing.T) {
+		for _, tt := range []struct {
+			status  string // "": no status at all
+			allowed bool
+		}{
+			{"", false},
+			{"no conditions", false},
+			{"unknown", false},
+			{"available no reason", false},
+			{"empty reason", false},
+			{"progressing", false},
+			{"degraded only", false},
+			{"success", true},
+			{"failed", true},
+			{"no matching node", true},
+		} {
+			name := tt.status
+			if name == "" {
+				name = "no status"
+			}
+			t.Run(name, func(t *testing.T) {
+				p := withStatus(t, tt.status, nil)
+				setInterface(t, p, "eth2")
+				err := k.c.Update(k.ctx(), p)
+				if tt.allowed {
+					require.NoError(t, err)
+					return
+				}
+				refusedBy(t, err, false, "policy "+p.GetName()+" "+inProgress)
+			})
+		}
+	})
+
+	t.Run("metadata-only change of a policy in progress", func(t *testing.T) {
+		for _, status := range []string{"", "progressing"} {
+			p := withStatus(t, status, map[string]string{"gw": "routes.running.destination==\"0.0.0.0/0\""})
+			p.SetLabels(map[string]string{"team": "net"})
+			require.NoError(t, k.c.Update(k.ctx(), p), "status %q", status)
+		}
+	})
+
+	t.Run("capture", func(t *testing.T) {
+		gw := map[string]string{"gw": "routes.running.destination==\"0.0.0.0/0\""}
+		other := map[string]string{"gw": "routes.running.destination==\"::/0\""}
+		for _, tt := range []struct {
+			name          string
+			before, after map[string]string
+			allowed       bool
+		}{
+			{"unchanged", gw, gw, true},
+			{"both absent", nil, nil, true},
+			{"added", nil, gw, false},
+			{"removed", gw, nil, false},
+			{"changed", gw, other, false},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				p := withStatus(t, "success", tt.before)
+				setInterface(t, p, "eth2")
+				unstructured.RemoveNestedField(p.Object, "spec", "capture")
+				if tt.after != nil {
+					require.NoError(t, unstructured.SetNestedStringMap(p.Object, tt.after, "spec", "capture"))
+				}
+				err := k.c.Update(k.ctx(), p)
+				if tt.allowed {
+					require.NoError(t, err)
+					return
+				}
+				refusedBy(t, err, true, "spec.capture cannot be modified")
+			})
+		}
+	})
+}
+
+// vapPolicy is a policy that brings up one interface, with capture if given.
+func vapPolicy(name, iface string, capture map[string]string) *unstructured.Unstructured {
+	spec := map[string]any{"desiredState": map[string]any{"interfaces": []any{
+		map[string]any{"name": iface, "type": "ethernet", "state": "up"}}}}
+	if capture != nil {
+		c := map[string]any{}
+		for k, v := range capture {
+			c[k] = v
+		}
+		spec["capture"] = c
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nmstate.io/v1", "kind": "NodeNetworkConfigurationPolicy",
+		"metadata": map[string]any{"name": name}, "spec": spec,
+	}}
+}
+
+// setInterface changes the policy's spec: it now brings up iface.
+func setInterface(t *testing.T, p *unstructured.Unstructured, iface string) {
+	t.Helper()
+	require.NoError(t, unstructured.SetNestedSlice(p.Object, []any{
+		map[string]any{"name": iface, "type": "ethernet", "state": "up"}}, "spec", "desiredState", "interfaces"))
 }

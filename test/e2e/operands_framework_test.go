@@ -1,0 +1,86 @@
+package e2e
+
+// The operands as they run: upstream kubernetes-nmstate's own binary
+// (bin/kubernetes-nmstate-handler, built by `make tools` from its Go module),
+// launched from the pods the workload controllers created for the rendered
+// DaemonSet and Deployment (internal/podproc). devcluster.StartOperands is
+// the one place that stands in for what needs a real node (nmstatectl, ping,
+// the node's DNS server; D-Bus stays absent and the handler logs it and goes
+// on) or another operator (OpenShift's service CA).
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+type operands struct {
+	k *cluster
+	*devcluster.Operands
+}
+
+// startOperands prepares the node stand-ins and the service CA; run starts
+// the processes.
+func (k *cluster) startOperands() *operands {
+	k.t.Helper()
+	o, err := devcluster.StartOperands(k.cfg, k.c, assetsDir(k.t), k.t.TempDir())
+	require.NoError(k.t, err)
+	k.t.Cleanup(func() { assert.NoError(k.t, o.Close()) })
+	return &operands{k: k, Operands: o}
+}
+
+// pod waits for a pod of the rendered workload (its "name" label) bound to
+// node ("" for any) and returns it.
+func (o *operands) pod(workload, node string) *corev1.Pod {
+	o.k.t.Helper()
+	var found *corev1.Pod
+	ok := waitUntil(func() bool {
+		pods := &corev1.PodList{}
+		if err := o.k.c.List(o.k.ctx(), pods, client.InNamespace(nmstate.Namespace), client.MatchingLabels{"name": workload}); err != nil {
+			return false
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && (node == "" || p.Spec.NodeName == node) {
+				found = p
+				return true
+			}
+		}
+		return false
+	})
+	require.True(o.k.t, ok, "no %s pod was bound to node %q", workload, node)
+	return found
+}
+
+// run starts the container of the workload's pod on node as a process, and
+// stops it when the test ends; on failure its output is logged.
+func (o *operands) run(workload, node string) *podproc.Process {
+	o.k.t.Helper()
+	pod := o.pod(workload, node)
+	var p *podproc.Process
+	var err error
+	// A secret volume may not be signed yet, as a kubelet waits for it.
+	require.True(o.k.t, waitUntil(func() bool { p, err = o.Runner.Start(o.k.ctx(), pod, workload); return err == nil }),
+		"starting %s on %s: %v", workload, pod.Spec.NodeName, err)
+	o.k.t.Cleanup(func() {
+		assert.NoError(o.k.t, p.Stop())
+		if o.k.t.Failed() {
+			o.k.t.Logf("--- output of %s (%s):\n%s", workload, p.Pod, p.Log())
+		}
+	})
+	return p
+}
+
+// requireRunning fails the test if the process has exited.
+func requireRunning(t *testing.T, p *podproc.Process) {
+	t.Helper()
+	exited, err := p.Exited()
+	require.False(t, exited, "%s exited (%v); output:\n%s", p.Pod, err, p.Log())
+}
