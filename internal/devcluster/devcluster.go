@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -53,6 +54,8 @@ type Cluster struct {
 	AuditLog string
 	env      *envtest.Environment
 	procs    []*process
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // openshiftCRDs are the CRDs openshift/api ships that the host and the
@@ -216,14 +219,18 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// Stop stops the controllers and the control plane and removes their data.
+// Stop stops the controllers and the control plane and removes their data;
+// only the first call does anything.
 func (c *Cluster) Stop() error {
-	errs := []error{stopAll(c.procs)}
-	if c.env != nil && c.Config != nil {
-		errs = append(errs, c.env.Stop())
-	}
-	errs = append(errs, os.RemoveAll(c.Dir))
-	return errors.Join(errs...)
+	c.stopOnce.Do(func() {
+		errs := []error{stopAll(c.procs)}
+		if c.env != nil && c.Config != nil {
+			errs = append(errs, c.env.Stop())
+		}
+		errs = append(errs, os.RemoveAll(c.Dir))
+		c.stopErr = errors.Join(errs...)
+	})
+	return c.stopErr
 }
 
 func scheme() *runtime.Scheme {

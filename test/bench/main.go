@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,14 +53,20 @@ var (
 )
 
 func main() {
-	assets := flag.String("assets", "bin", "directory with kube-apiserver, etcd and kubectl")
+	// The rollout phase's simulated pods have addresses only this program's
+	// own network namespace reaches.
+	if code, reexeced := devcluster.RunIsolated(false); reexeced {
+		os.Exit(code)
+	}
+	assets := flag.String("assets", "bin", "directory with the binaries `make tools` builds")
 	root := flag.String("root", ".", "the repository root")
 	runs := flag.Int("runs", 20, "latency samples")
 	sizes := flag.String("nodes", "0,1000,5000", "cluster sizes for the memory figure, ascending")
 	nnsKB := flag.Int("nns-kb", 24, "size of each NodeNetworkState's status in KB")
+	rolloutSizes := flag.String("rollout-nodes", "100,1000", "kwok cluster sizes for the enable-to-rolled-out figure")
 	flag.Parse()
 	ctrl.SetLogger(logr.Discard())
-	if err := run(*assets, *root, *runs, *sizes, *nnsKB); err != nil {
+	if err := run(*assets, *root, *runs, *sizes, *nnsKB, *rolloutSizes); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -75,7 +82,7 @@ type summary struct {
 	largest                               int
 }
 
-func run(assets, root string, runs int, sizes string, nnsKB int) error {
+func run(assets, root string, runs int, sizes string, nnsKB int, rolloutSizes string) error {
 	var s summary
 	manifests := filepath.Join(root, "bindata")
 
@@ -120,6 +127,23 @@ func run(assets, root string, runs int, sizes string, nnsKB int) error {
 		return err
 	}
 
+	dc.Stop()
+
+	fmt.Printf("== enable -> every handler pod ready and Available, on %s kwok nodes, beside kubectl apply of the same objects\n", rolloutSizes)
+	var rollouts []rolloutResult
+	for i, f := range strings.Split(rolloutSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("-rollout-nodes: %q is not a number", f)
+		}
+		r, err := rolloutAt(assets, root, n, i%2 == 0)
+		if err != nil {
+			return err
+		}
+		rollouts = append(rollouts, r)
+	}
+	printRollout(rollouts)
+
 	fmt.Println()
 	fmt.Printf("idle_mutating_requests: %d (baseline %d)\n", s.idle, s.idleBaseline)
 	fmt.Printf("memory_growth_mb_5000_nodes: %.1f (baseline %.1f)\n", round1(s.growthMB), round1(s.growthBaselineMB))
@@ -127,6 +151,13 @@ func run(assets, root string, runs int, sizes string, nnsKB int) error {
 	fmt.Printf("status_reflect_p50_ms: %d\n", s.reflectP50.Milliseconds())
 	fmt.Printf("render_ratio_vs_renderdir: %.2f\n", s.renderRatio)
 	fmt.Printf("requests_per_reconcile_at_%d_nodes: %d (at 0 nodes %d)\n", s.largest, s.requestsLargest, s.requestsPerReconcile)
+	for _, r := range rollouts {
+		fmt.Printf("rollout_ratio_vs_kubectl_at_%d_nodes: %.2f (host %.1fs, kubectl %.1fs)\n", r.nodes, r.host.Seconds()/r.kubectl.Seconds(), r.host.Seconds(), r.kubectl.Seconds())
+	}
+	if len(rollouts) > 0 {
+		first, last := rollouts[0], rollouts[len(rollouts)-1]
+		fmt.Printf("rollout_heap_mb: %.1f at %d nodes, %.1f at %d nodes\n", first.hostHeapMB, first.nodes, last.hostHeapMB, last.nodes)
+	}
 	return nil
 }
 
