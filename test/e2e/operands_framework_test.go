@@ -9,6 +9,9 @@ package e2e
 // on) or another operator (OpenShift's service CA).
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,4 +86,20 @@ func requireRunning(t *testing.T, p *podproc.Process) {
 	t.Helper()
 	exited, err := p.Exited()
 	require.False(t, exited, "%s exited (%v); output:\n%s", p.Pod, err, p.Log())
+}
+
+// applied says whether the nmstatectl stand-in was handed a state containing
+// text.
+func (o *operands) applied(text string) bool {
+	b, err := os.ReadFile(filepath.Join(o.NodeDir, "applied.log"))
+	return err == nil && strings.Contains(string(b), text)
+}
+
+// kubectlApply applies manifest with the real kubectl, as a user would.
+func (k *cluster) kubectlApply(manifest string) (string, error) {
+	path := filepath.Join(k.t.TempDir(), "manifest.yaml")
+	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+		return "", err
+	}
+	return k.kubectl("apply", "-f", path)
 }
