@@ -1,0 +1,66 @@
+package devcluster
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// OperatorBinary is upstream's standalone operator (cmd/operator) as
+// `make tools` builds it into the assets directory.
+const OperatorBinary = "kubernetes-nmstate-operator"
+
+// operatorBindata is where upstream's operator image puts its templates
+// (build/Dockerfile.operator of v0.86.0): the operator reads them from
+// ./bindata. The console plugin's templates are left out: the console API
+// is not served here, and the operator renders them only when they exist.
+var operatorBindata = map[string]string{
+	"deploy/crds/nmstate.io_nodenetworkconfigurationenactments.yaml": "crds/",
+	"deploy/crds/nmstate.io_nodenetworkconfigurationpolicies.yaml":   "crds/",
+	"deploy/crds/nmstate.io_nodenetworkstates.yaml":                  "crds/",
+	"deploy/handler/namespace.yaml":                                  "namespace/",
+	"deploy/handler/operator.yaml":                                   "handler/handler.yaml",
+	"deploy/handler/service_account.yaml":                            "rbac/",
+	"deploy/handler/role.yaml":                                       "rbac/",
+	"deploy/handler/role_binding.yaml":                               "rbac/",
+	"deploy/handler/cluster_role.yaml":                               "rbac/",
+	"deploy/handler/network_policy.yaml":                             "netpol/handler.yaml",
+}
+
+// LayOutOperatorImage writes, under dir, the templates upstream's operator
+// image carries, from the module version hack/build-nmstate.sh builds; the
+// operator runs with dir as its working directory.
+func LayOutOperatorImage(dir, version string) error {
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/nmstate/kubernetes-nmstate@"+version).Output()
+	if err != nil {
+		return fmt.Errorf("downloading kubernetes-nmstate %s: %w", version, err)
+	}
+	module := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), `"Dir": "`); ok {
+			module = strings.TrimSuffix(v, `",`)
+		}
+	}
+	if module == "" {
+		return fmt.Errorf("no directory for kubernetes-nmstate %s in: %s", version, out)
+	}
+	for src, dst := range operatorBindata {
+		target := filepath.Join(dir, "bindata", "kubernetes-nmstate", dst)
+		if strings.HasSuffix(dst, "/") {
+			target = filepath.Join(target, filepath.Base(src))
+		}
+		b, err := os.ReadFile(filepath.Join(module, src))
+		if err != nil {
+			return fmt.Errorf("reading the operator's template %s: %w", src, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return fmt.Errorf("laying out the operator's templates: %w", err)
+		}
+		if err := os.WriteFile(target, b, 0o644); err != nil {
+			return fmt.Errorf("laying out the operator's templates: %w", err)
+		}
+	}
+	return nil
+}
