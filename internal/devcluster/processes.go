@@ -19,13 +19,15 @@ var kwokStages []byte
 
 // controllers are the kube-controller-manager loops the operands rely on:
 // workloads and their pods, garbage collection of owned objects, disruption
-// budgets, endpoints for the webhook's Service, service accounts, and
-// namespace deletion.
+// budgets, endpoints for the webhook's Service, service accounts, namespace
+// deletion, and pods left on a deleted node.
 var controllers = []string{
 	"daemonset-controller", "deployment-controller", "replicaset-controller",
 	"garbage-collector-controller", "disruption-controller",
 	"endpoints-controller", "endpointslice-controller",
 	"serviceaccount-controller", "namespace-controller",
+	// Removes the pods of a deleted node.
+	"pod-garbage-collector-controller",
 }
 
 // process is a control-plane component the cluster started.

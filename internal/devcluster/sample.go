@@ -6,14 +6,12 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	operv1 "github.com/openshift/api/operator/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
-	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
 // The objects a cluster starts with, and the status its controllers would
@@ -81,32 +79,6 @@ func Conditions(ctx context.Context, c client.Reader) (map[string]operv1.Operato
 		out[cond.Type] = cond
 	}
 	return out, nil
-}
-
-// ReportRollout writes the handler DaemonSet's and webhook Deployment's
-// status through the status subresource, as their controllers would: envtest
-// runs no controller-manager. The webhook reports all its replicas ready.
-func ReportRollout(ctx context.Context, c client.Client, handlersReady, nodes int32) error {
-	dep := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.WebhookDeployment}, dep); err != nil {
-		return fmt.Errorf("reading the webhook Deployment: %w", err)
-	}
-	replicas := *dep.Spec.Replicas
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: replicas,
-		UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas}
-	if err := c.Status().Update(ctx, dep); err != nil {
-		return fmt.Errorf("writing the webhook Deployment status: %w", err)
-	}
-	ds := &appsv1.DaemonSet{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); err != nil {
-		return fmt.Errorf("reading the handler DaemonSet: %w", err)
-	}
-	ds.Status = appsv1.DaemonSetStatus{ObservedGeneration: ds.Generation, DesiredNumberScheduled: nodes, CurrentNumberScheduled: nodes,
-		UpdatedNumberScheduled: nodes, NumberReady: handlersReady, NumberAvailable: handlersReady, NumberUnavailable: nodes - handlersReady}
-	if err := c.Status().Update(ctx, ds); err != nil {
-		return fmt.Errorf("writing the handler DaemonSet status: %w", err)
-	}
-	return nil
 }
 
 // ResourceVersions maps each object, as "Kind/namespace/name", to its

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -89,7 +90,7 @@ func run(assets, root string, runs int, sizes string, nnsKB int, rolloutSizes st
 	fmt.Println("== render cost: nmstate.Render vs CNO's render.RenderDir, same bindata and data")
 	s.renderRatio = renderRatio(manifests)
 
-	dc, err := devcluster.Start(devcluster.Options{AssetsDir: assets,
+	dc, err := devcluster.Start(devcluster.Options{AssetsDir: assets, Nodes: devcluster.BareMetalNodes(),
 		NetworkCRD: filepath.Join(root, "manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml")})
 	if err != nil {
 		return err
@@ -275,9 +276,19 @@ func (b *bench) setMode(mode string) error {
 	return devcluster.PatchNetwork(b.ctx(), b.c, fmt.Sprintf(`{"spec":{"kubernetesNMState":{"mode":%q}}}`, mode))
 }
 
-// reportRollout reports the handler ready on ready of 3 nodes.
-func (b *bench) reportRollout(ready int32) error {
-	return devcluster.ReportRollout(b.ctx(), b.c, ready, 3)
+// handlersReady waits until the DaemonSet controller reports n ready
+// handlers and returns when it first saw that.
+func (b *bench) handlersReady(n int32) (time.Time, error) {
+	var seen time.Time
+	err := b.waitFor(func() (bool, error) {
+		ds := &appsv1.DaemonSet{}
+		if err := b.c.Get(b.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		seen = time.Now()
+		return ds.Status.ObservedGeneration == ds.Generation && ds.Status.NumberReady == n && ds.Status.DesiredNumberScheduled == n, nil
+	})
+	return seen, err
 }
 
 func (b *bench) resourceVersions() (map[string]string, error) {
@@ -299,7 +310,7 @@ func (b *bench) idle(applyEvery bool) (mutating, rvChanges int, err error) {
 	}); err != nil {
 		return 0, 0, fmt.Errorf("converging: %w", err)
 	}
-	if err := b.reportRollout(3); err != nil {
+	if _, err := b.handlersReady(6); err != nil {
 		return 0, 0, err
 	}
 	if err := b.waitFor(func() (bool, error) { return b.reason(nmstate.ConditionProgressing) == nmstate.ReasonAsExpected, nil }); err != nil {
@@ -351,8 +362,11 @@ func (b *bench) converge(runs int) (p50, p95 time.Duration, err error) {
 		if err := b.setMode("Enabled"); err != nil {
 			return 0, 0, err
 		}
+		// The conditions follow the new decision (the real rollout may
+		// already be done by then: kwok's pods are ready at once).
 		if err := b.waitFor(func() (bool, error) {
-			return b.reason(nmstate.ConditionAvailable) == nmstate.ReasonDeploying && b.reason(nmstate.ConditionProgressing) == nmstate.ReasonRollingOut, nil
+			r := b.reason(nmstate.ConditionProgressing)
+			return r == nmstate.ReasonRollingOut || r == nmstate.ReasonDeploying || r == nmstate.ReasonAsExpected, nil
 		}); err != nil {
 			return 0, 0, fmt.Errorf("enabling: %w", err)
 		}
@@ -365,27 +379,39 @@ func (b *bench) converge(runs int) (p50, p95 time.Duration, err error) {
 	return p50, p95, nil
 }
 
-// reflect times DaemonSet status changes until the conditions show them.
+// reflect times DaemonSet status changes, as its controller writes them
+// when a Linux node enters or leaves the handler's nodeSelector, until the
+// conditions show them. (Deleting the node would not do: the DaemonSet
+// controller has no handler for a deleted Node and recounts only once the
+// pod garbage collector, which this control plane does not run, removes the
+// pod left on it.)
 func (b *bench) reflect(runs int) (p50, p95 time.Duration, err error) {
 	var samples []time.Duration
+	extra := devcluster.LinuxWorker("worker-bench")
+	delete(extra.Labels, "kubernetes.io/os")
+	if err := devcluster.CreateNodes(b.ctx(), b.c, []devcluster.Node{extra}); err != nil {
+		return 0, 0, err
+	}
 	for i := 0; i < runs; i++ {
-		ready := int32(i%3) + 1
-		if err := b.waitFor(func() (bool, error) {
-			ds := &appsv1.DaemonSet{}
-			return b.c.Get(b.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds) == nil, nil
-		}); err != nil {
-			return 0, 0, err
+		want, osLabel := int32(7), `"linux"`
+		if i%2 == 1 {
+			want, osLabel = 6, "null"
 		}
-		start := time.Now()
-		if err := b.reportRollout(ready); err != nil {
-			return 0, 0, err
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: extra.Name}}
+		patch := []byte(`{"metadata":{"labels":{"kubernetes.io/os":` + osLabel + `}}}`)
+		if err := b.c.Patch(b.ctx(), node, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return 0, 0, fmt.Errorf("relabelling node %s: %w", extra.Name, err)
 		}
-		want := fmt.Sprintf("handler ready on %d of 3 nodes", ready)
+		start, err := b.handlersReady(want)
+		if err != nil {
+			return 0, 0, fmt.Errorf("waiting for %d ready handlers: %w", want, err)
+		}
+		msg := fmt.Sprintf("handler ready on %d of %d nodes", want, want)
 		if err := b.waitFor(func() (bool, error) {
 			conds, err := b.conditions()
-			return strings.Contains(conds[nmstate.ConditionAvailable].Message, want), err
+			return strings.Contains(conds[nmstate.ConditionAvailable].Message, msg), err
 		}); err != nil {
-			return 0, 0, fmt.Errorf("waiting for %q: %w", want, err)
+			return 0, 0, fmt.Errorf("waiting for %q: %w", msg, err)
 		}
 		samples = append(samples, time.Since(start))
 	}
@@ -490,8 +516,11 @@ func createNodes(c client.Client, from, to, nnsKB int) error {
 
 func createNode(c client.Client, name string, nnsKB int) error {
 	ctx := context.Background()
+	// No kubernetes.io/os label: the handler's nodeSelector keeps the real
+	// DaemonSet controller from placing thousands of pods that no kubelet
+	// would run; the host reads no Node either way.
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		"kubernetes.io/os": "linux", "node-role.kubernetes.io/worker": ""}}}
+		"node-role.kubernetes.io/worker": ""}}}
 	if err := c.Create(ctx, node); err != nil {
 		return fmt.Errorf("creating node %s: %w", name, err)
 	}

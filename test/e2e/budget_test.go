@@ -28,17 +28,17 @@ func resourceVersions(t *testing.T, k *cluster) map[string]string {
 // After convergence, reconciles with nothing changed send no write at all,
 // and the host never reads Nodes, Pods or NodeNetworkStates.
 func TestIdleReconcilesWriteNothing(t *testing.T) {
-	k := startCluster(t, clusterOption{})
+	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
 	counter := &devcluster.RequestCounter{}
 	cfg := rest.CopyConfig(k.cfg)
 	cfg.WrapTransport = counter.Wrap
 	r := k.startHostWith(cfg)
-	k.reportRollout(3, 3)
+	k.waitRolledOut(6)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
-	// One reconcile to settle what the rollout report changed.
+	// One reconcile to settle what the controllers' status writes changed.
 	_, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKey{Name: "cluster"}})
 	require.NoError(t, err)
 

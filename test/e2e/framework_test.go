@@ -17,7 +17,6 @@ import (
 	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -263,14 +262,4 @@ func rendered(t *testing.T, cfg nmstate.Config, c nmstate.Cluster) []*unstructur
 	require.NoError(t, err)
 	require.NotEmpty(t, objs)
 	return objs
-}
-
-// reportRollout writes the handler DaemonSet's and webhook Deployment's
-// status through the status subresource, as their controllers would (envtest
-// runs no controller-manager).
-func (k *cluster) reportRollout(handlersReady, nodes int32) {
-	k.t.Helper()
-	k.waitExists(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment)
-	k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
-	require.NoError(k.t, devcluster.ReportRollout(k.ctx(), k.c, handlersReady, nodes))
 }

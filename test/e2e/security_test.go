@@ -621,7 +621,7 @@ func (f *forbiddenRecorder) get() []string {
 // disable, and checks that role against every object the plugin renders and
 // against what it must never be able to do.
 func TestSecurityHostClusterRole(t *testing.T) {
-	k := startCluster(t, clusterOption{})
+	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
 	k.applyAsAdmin(readManifests(t, hostRBACManifest))
 	require.True(t, waitUntil(func() bool {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
@@ -730,8 +730,7 @@ func TestSecurityHostClusterRole(t *testing.T) {
 
 	t.Run("enable on BareMetal", func(t *testing.T) {
 		k.waitSnapshot(objs)
-		k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionTrue, nmstate.ReasonRollingOut)
-		k.reportRollout(3, 3)
+		k.waitRolledOut(6)
 		k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 		assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status)
 		for _, obj := range objs {
