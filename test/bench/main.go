@@ -383,8 +383,8 @@ func (b *bench) converge(runs int) (p50, p95 time.Duration, err error) {
 // when a Linux node enters or leaves the handler's nodeSelector, until the
 // conditions show them. (Deleting the node would not do: the DaemonSet
 // controller has no handler for a deleted Node and recounts only once the
-// pod garbage collector, which this control plane does not run, removes the
-// pod left on it.)
+// pod garbage collector removes the pod left on it, after a fixed 40s
+// quarantine.)
 func (b *bench) reflect(runs int) (p50, p95 time.Duration, err error) {
 	var samples []time.Duration
 	extra := devcluster.LinuxWorker("worker-bench")

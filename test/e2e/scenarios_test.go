@@ -452,10 +452,10 @@ func TestPruneNoLongerRendered(t *testing.T) {
 // Progressing and Available: a Linux node whose handler never becomes ready
 // holds the rollout at 6 of 7. Once that node leaves the handler's
 // nodeSelector (relabelled), the DaemonSet controller deletes its pod and
-// reports 6 of 6. Deleting the node instead would not do: the DaemonSet
-// controller has no handler for a deleted Node, and recounts only when the
-// pod garbage collector (which this control plane does not run; on a real
-// cluster it waits 40s) removes the pod left on it.
+// reports 6 of 6. Deleting the node instead would take up to a minute: the
+// DaemonSet controller has no handler for a deleted Node and recounts only
+// once the pod garbage collector removes the pod left on it, which it does
+// after a fixed 40s quarantine.
 func TestStatusFromDaemonSet(t *testing.T) {
 	hung := devcluster.LinuxWorker("worker-hung")
 	hung.PodsNeverReady = true
