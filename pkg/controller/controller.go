@@ -406,7 +406,13 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 		}
 		for _, o := range items {
 			item := o.(client.Object)
-			if want[identity(gvk.GroupKind(), item.GetNamespace(), item.GetName())] || len(item.GetOwnerReferences()) > 0 {
+			if want[identity(gvk.GroupKind(), item.GetNamespace(), item.GetName())] {
+				continue
+			}
+			if len(item.GetOwnerReferences()) > 0 {
+				if err := r.release(ctx, gvk, item); err != nil {
+					errs = append(errs, err)
+				}
 				continue
 			}
 			if err := r.client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
@@ -415,6 +421,26 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// release gives up the host's fields of an object another controller has
+// adopted (the standalone operator takes over same-named objects): an empty
+// server-side apply under the host's field manager removes what only the
+// host set, its owner label among them, and keeps every field the adopter
+// applied too. Without it the adopted object would keep the host's label
+// (and with it, in CNO, a place in CNO's status) and stale fields such as
+// the host's extra env and volumes. Upstream's operator applies server-side
+// (controllers/operator/nmstate_controller.go, client.Apply with
+// ForceOwnership), so a field both set is co-owned and stays.
+func (r *Reconciler) release(ctx context.Context, gvk schema.GroupVersionKind, item client.Object) error {
+	empty := &unstructured.Unstructured{}
+	empty.SetGroupVersionKind(gvk)
+	empty.SetNamespace(item.GetNamespace())
+	empty.SetName(item.GetName())
+	if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(empty), client.FieldOwner(FieldManager)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("releasing %s %s, adopted by another controller: %w", gvk.Kind, objectName(item), err)
+	}
+	return nil
 }
 
 // observe reads the two workloads' status and, when disabled, counts the kept
