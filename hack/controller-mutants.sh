@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 mutants=(
 	"skip the watches on owned objects~pkg/controller/controller.go~b = b.Watches(obj, enqueueSingle)~_ = obj~TestHandlerRestored"
 	"drop the owner-reference exemption from pruning~pkg/controller/controller.go~if len(item.GetOwnerReferences()) > 0 {~if false {~TestPruneNoLongerRendered"
-	"keep the host's labels and fields on adopted objects~pkg/controller/controller.go~if err := r.release(ctx, gvk, item); err != nil {~if err := error(nil); err != nil {~TestHandoverFromRealOperatorNamespaces"
+	"keep the host's labels and fields on adopted objects~pkg/controller/controller.go~if err := r.release(ctx, gvk, item); err != nil {~if err := error(nil); err != nil {~TestPruneNoLongerRendered|TestHandoverFromRealOperatorNamespaces"
 	"prune CRDs like any other kind~pkg/controller/controller.go~&networkingv1.NetworkPolicy{},~&networkingv1.NetworkPolicy{}, &apiextensionsv1.CustomResourceDefinition{},~TestPruneNoLongerRendered"
 	"write the status on every reconcile~pkg/controller/controller.go~if conditionsUnchanged(NetworkConditions(network), conditions) {~if false && conditionsUnchanged(NetworkConditions(network), conditions) {~TestIdleReconcilesWriteNothing"
 	"apply on every reconcile~pkg/controller/controller.go~if !r.opts.ApplyEveryReconcile {~if false {~TestIdleReconcilesWriteNothing"

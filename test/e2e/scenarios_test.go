@@ -425,26 +425,34 @@ func TestPruneNoLongerRendered(t *testing.T) {
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}},
 		},
 	}
-	require.NoError(t, k.c.Create(k.ctx(), oldCRD))
-	oldSA := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nmstate-old", Namespace: nmstate.Namespace, Labels: owned}}
-	require.NoError(t, k.c.Create(k.ctx(), oldSA))
-	oldRole := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "nmstate-old", Labels: owned}}
-	require.NoError(t, k.c.Create(k.ctx(), oldRole))
 	// Not ours: no label. Ours but adopted by another controller (the
-	// standalone operator uses the same names): an owner reference.
+	// standalone operator uses the same names): an owner reference. Created
+	// first, so that the prune pass that removes the leftovers below has
+	// them in its cache too.
 	foreign := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "someone-else", Namespace: nmstate.Namespace}}
 	require.NoError(t, k.c.Create(k.ctx(), foreign))
 	adopted := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nmstate-adopted", Namespace: nmstate.Namespace, Labels: owned,
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "nmstate.io/v1", Kind: "NMState", Name: "nmstate", UID: "nmstate-uid", Controller: ptr.To(true)}}}}
 	require.NoError(t, k.c.Create(k.ctx(), adopted))
+	require.NoError(t, k.c.Create(k.ctx(), oldCRD))
+	oldSA := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nmstate-old", Namespace: nmstate.Namespace, Labels: owned}}
+	require.NoError(t, k.c.Create(k.ctx(), oldSA))
+	oldRole := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "nmstate-old", Labels: owned}}
+	require.NoError(t, k.c.Create(k.ctx(), oldRole))
 
 	k.waitGone(&corev1.ServiceAccount{}, nmstate.Namespace, "nmstate-old")
 	k.waitGone(&rbacv1.ClusterRole{}, "", "nmstate-old")
 	assert.True(t, k.crdKept("oldthings.nmstate.io"), "CRDs are never pruned")
-	// The same prune pass (it lists every ServiceAccount at once) removed
-	// nmstate-old, so these two were looked at and kept.
 	assert.True(t, k.exists(&corev1.ServiceAccount{}, nmstate.Namespace, "someone-else"))
-	assert.True(t, k.exists(&corev1.ServiceAccount{}, nmstate.Namespace, "nmstate-adopted"), "adopted by another controller")
+	// The adopted one is released, not deleted: it loses the host's label
+	// (and with it its place in the host's prune and cache) and stays.
+	sa := &corev1.ServiceAccount{}
+	released := waitUntil(func() bool {
+		_, labelled := sa.Labels[nmstate.OwnerLabel]
+		return k.exists(sa, nmstate.Namespace, "nmstate-adopted") && !labelled
+	})
+	assert.True(t, released, "the adopted ServiceAccount is kept and loses the host's label; now: %v", sa.Labels)
+	assert.Equal(t, adopted.OwnerReferences[0].UID, sa.OwnerReferences[0].UID, "and keeps its owner")
 	assert.True(t, k.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet))
 }
 
