@@ -43,17 +43,16 @@ import (
 // operator prefixes with HANDLER_PREFIX), is what makes a DaemonSet a handler.
 var handlerComponent = client.MatchingLabels{"component": "kubernetes-nmstate-handler"}
 
-// TestHandoverFromRealOperatorNamespaces runs the handover of
-// TestHandoverFromRealOperator (upstream's cmd/operator v0.86.0 as a
-// process, an NMState CR, then the CR deleted and the operator stopped as an
-// OLM uninstall does) with upstream's operator deploying its handler into
+// TestHandoverFromRealOperatorNamespaces: upstream's cmd/operator v0.86.0
+// runs as a process with the templates its image carries; an NMState CR
+// makes it deploy its handler; then the CR is deleted and the operator
+// stopped, as an OLM uninstall does. Run with the operator deploying into
 // each namespace it is installed with in practice, and once with the host
 // down while the operator deploys:
 //
 //   - openshift-nmstate, the namespace of OpenShift's OLM package and ours:
-//     the same names, so two handler DaemonSets cannot coexist; the host
-//     must have deleted its own (not left it for the operator to merge
-//     into) before the operator creates its.
+//     the same names, so the operator may take over the host's objects
+//     (then the host releases them) or the host deletes its own first;
 //   - nmstate, the namespace upstream's bundle defaults to: beside ours, so
 //     two DaemonSets run on the same nodes unless the host steps aside
 //     first. Nothing the host watches changes when the CR is deleted there,
@@ -562,3 +561,14 @@ func (k *cluster) hostLeftovers(operatorNamespace string) []string {
 	}
 	return out
 }
+
+// The standalone operator's handler image and the NMState CR of the
+// handover tests (handover_operator_test.go).
+const (
+	operatorHandlerImage = "quay.io/nmstate/kubernetes-nmstate-handler:v0.86.0"
+	nmstateCR            = `apiVersion: nmstate.io/v1
+kind: NMState
+metadata:
+  name: nmstate
+`
+)
