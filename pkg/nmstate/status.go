@@ -124,7 +124,7 @@ func Conditions(d Decision, err error, o Observed) []operv1.OperatorCondition {
 
 type rollout struct {
 	present     bool // both workloads exist
-	available   bool // the API can be served: some handler and some webhook pod available
+	available   bool // policies are enforced: some handler pod available
 	progressing bool
 	noNodes     bool
 	summary     string
@@ -171,7 +171,10 @@ func observeRollout(o Observed) rollout {
 	}
 
 	r.progressing = !handlerDone || !webhookDone
-	r.available = hs.NumberAvailable > 0 && ws.AvailableReplicas > 0
+	// Policies are enforced by the handlers; the webhook only stamps them
+	// and fails open (and rolls out with Recreate, upstream's strategy), so
+	// a webhook rollout shows in Progressing, not in Available.
+	r.available = hs.NumberAvailable > 0
 	r.summary = handler + "; " + webhook
 	return r
 }

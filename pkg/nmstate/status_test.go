@@ -90,7 +90,7 @@ func TestConditions(t *testing.T) {
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "webhook down", decision: enabled, observed: Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 0)},
-			available:   want{operv1.ConditionFalse, ReasonDeploying, []string{"webhook 0 of 2 replicas available"}},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, []string{"webhook 0 of 2 replicas available"}},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "rolling out for a while is not yet hung", decision: enabled,
