@@ -121,21 +121,13 @@ func runOperands(ctx context.Context, c client.Client, ops *devcluster.Operands)
 	for _, o := range []struct{ workload, node string }{{nmstate.WebhookDeployment, ""}, {nmstate.HandlerDaemonSet, "worker-0"}} {
 		var p *podproc.Process
 		err := waitFor(ctx, func() (bool, error) {
-			pods := &corev1.PodList{}
-			if err := c.List(ctx, pods, client.InNamespace(nmstate.Namespace), client.MatchingLabels{"name": o.workload}); err != nil {
+			pod, err := devcluster.BoundPod(ctx, c, o.workload, o.node)
+			if err != nil || pod == nil {
 				return false, err
 			}
-			for i := range pods.Items {
-				pod := &pods.Items[i]
-				if pod.Spec.NodeName == "" || (o.node != "" && pod.Spec.NodeName != o.node) {
-					continue
-				}
-				// The webhook's serving secret may not be signed yet.
-				var err error
-				p, err = ops.Runner.Start(ctx, pod, o.workload)
-				return err == nil, nil
-			}
-			return false, nil
+			// The webhook's serving secret may not be signed yet.
+			p, err = ops.Runner.Start(ctx, pod, o.workload)
+			return err == nil, nil
 		})
 		if err != nil {
 			return procs, fmt.Errorf("starting upstream's %s: %w", o.workload, err)

@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/loopdns"
 	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
 // HandlerBinary is upstream kubernetes-nmstate's cmd/handler as `make tools`
@@ -116,4 +118,21 @@ func NodeState(dnsServer string) map[string]any {
 		},
 		"dns-resolver": map[string]any{"running": map[string]any{"server": []any{dnsServer}}, "config": map[string]any{}},
 	}
+}
+
+// BoundPod is a live pod of the rendered workload (its "name" label) that
+// the scheduler has bound to node ("" for any node), or nil while there is
+// none: the pod whose container a test or the demo runs.
+func BoundPod(ctx context.Context, c client.Reader, workload, node string) (*corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(nmstate.Namespace), client.MatchingLabels{"name": workload}); err != nil {
+		return nil, fmt.Errorf("listing %s pods: %w", workload, err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && (node == "" || p.Spec.NodeName == node) {
+			return p, nil
+		}
+	}
+	return nil, nil
 }

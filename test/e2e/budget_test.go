@@ -35,7 +35,7 @@ func TestIdleReconcilesWriteNothing(t *testing.T) {
 	cfg := rest.CopyConfig(k.cfg)
 	cfg.WrapTransport = counter.Wrap
 	r := k.startHostWith(cfg)
-	k.waitRolledOut(6)
+	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	// One reconcile to settle what the controllers' status writes changed.

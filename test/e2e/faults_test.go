@@ -180,7 +180,7 @@ func deployed(t *testing.T, opt clusterOption, hostOpts ...hostOption) (*cluster
 	k.createNetwork(map[string]any{"mode": "Enabled"})
 	k.startHost(hostOpts...)
 	s := k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
-	k.waitRolledOut(6)
+	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonUserEnabled)
 	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	return k, s
@@ -278,7 +278,7 @@ func TestFaultInfrastructure(t *testing.T) {
 	k.createNetwork(map[string]any{"mode": "Enabled"})
 	k.startHost()
 	s := k.waitSnapshot(rendered(t, nmstate.Config{Mode: nmstate.ModeEnabled}, bareMetalHA))
-	k.waitRolledOut(6)
+	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonUserEnabled)
 
 	setStatus := func(f func(*configv1.InfrastructureStatus)) error {
@@ -428,7 +428,7 @@ func TestFaultMissingImage(t *testing.T) {
 	k.createNetwork(nil)
 	stop := k.runHost(k.cfg)
 	s := k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
-	k.waitRolledOut(6)
+	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	require.NoError(t, stop())
 
@@ -585,7 +585,7 @@ func runAPIFaults(t *testing.T, seed uint64, rate float64, opts ...hostOption) {
 	s := k.waitSnapshot(objs)
 	// The real controllers may finish the rollout before the host reports
 	// it under way, so only the end is waited for.
-	k.waitRolledOut(6)
+	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	_, _, deletes := faults.report()

@@ -94,7 +94,7 @@ func handoverFromRealOperator(t *testing.T, operatorNamespace string, hostDown b
 		opts = append(opts, func(o *controller.Options) { o.RecheckInterval = 30 * time.Second })
 	}
 	stopHost := k.runHost(k.cfg, opts...)
-	k.waitRolledOut(6)
+	k.waitOperandsSettled(6, 2)
 	out, err := k.kubectlApply(realPolicy)
 	require.NoError(t, err, out)
 	policyUID := k.nncpObject("worker-0-dummy").GetUID()
@@ -184,7 +184,7 @@ func handoverFromRealOperator(t *testing.T, operatorNamespace string, hostDown b
 		return k.exists(&ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && len(ds.OwnerReferences) == 0 &&
 			ds.Spec.Template.Spec.Containers[0].Image == handlerImage
 	}), "the host's own DaemonSet, not one the NMState CR left behind: owners %v", ds.OwnerReferences)
-	k.waitRolledOut(6)
+	k.waitOperandsSettled(6, 2)
 
 	r := rec.stop()
 	t.Logf("handler DaemonSets seen: %s", strings.Join(r.daemonSets, ", "))

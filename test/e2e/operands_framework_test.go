@@ -17,11 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
-	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
 type operands struct {
@@ -44,20 +42,12 @@ func (k *cluster) startOperands() *operands {
 func (o *operands) pod(workload, node string) *corev1.Pod {
 	o.k.t.Helper()
 	var found *corev1.Pod
+	var err error
 	ok := waitUntil(func() bool {
-		pods := &corev1.PodList{}
-		if err := o.k.c.List(o.k.ctx(), pods, client.InNamespace(nmstate.Namespace), client.MatchingLabels{"name": workload}); err != nil {
-			return false
-		}
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && (node == "" || p.Spec.NodeName == node) {
-				found = p
-				return true
-			}
-		}
-		return false
+		found, err = devcluster.BoundPod(o.k.ctx(), o.k.c, workload, node)
+		return found != nil
 	})
+	require.NoError(o.k.t, err)
 	require.True(o.k.t, ok, "no %s pod was bound to node %q", workload, node)
 	return found
 }

@@ -200,7 +200,7 @@ func TestWrongCaseWithOldCRDDeletesNothing(t *testing.T) {
 	ds := &appsv1.DaemonSet{}
 	k.waitExists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet)
 	uid := ds.UID
-	k.waitRolledOut(6)
+	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	objectsBefore := len(rendered(t, nmstate.Config{}, bareMetalHA))
 
@@ -484,8 +484,8 @@ func TestStatusFromDaemonSet(t *testing.T) {
 	assert.Contains(t, c.Message, "handler ready on 6 of 6 nodes")
 	assert.Contains(t, c.Message, fmt.Sprintf("webhook %d of %d", 2, 2))
 	require.True(t, waitUntil(func() bool {
-		for _, n := range k.podNodes(nmstate.HandlerDaemonSet) {
-			if n == hung.Name {
+		for _, p := range k.livePods(nmstate.HandlerDaemonSet) {
+			if p.Spec.NodeName == hung.Name {
 				return false
 			}
 		}

@@ -730,7 +730,7 @@ func TestSecurityHostClusterRole(t *testing.T) {
 
 	t.Run("enable on BareMetal", func(t *testing.T) {
 		k.waitSnapshot(objs)
-		k.waitRolledOut(6)
+		k.waitOperandsSettled(6, 2)
 		k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 		assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status)
 		for _, obj := range objs {
