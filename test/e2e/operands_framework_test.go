@@ -87,9 +87,13 @@ func (o *operands) applied(text string) bool {
 
 // kubectlApply applies manifest with the real kubectl, as a user would.
 func (k *cluster) kubectlApply(manifest string) (string, error) {
-	path := filepath.Join(k.t.TempDir(), "manifest.yaml")
-	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
-		return "", err
-	}
-	return k.kubectl("apply", "-f", path)
+	return k.kubectl("apply", "-f", writeTemp(k.t, manifest))
+}
+
+// writeTemp writes content to a file of the test's own and returns its path.
+func writeTemp(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "manifest.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path
 }

@@ -9,8 +9,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -769,11 +767,4 @@ func (k *cluster) kubectlThroughWebhook(args ...string) {
 		}
 		return err == nil
 	}), "kubectl %v: %v: %s", args, err, out)
-}
-
-func writeTemp(t *testing.T, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "manifest.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
-	return path
 }

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -53,9 +52,7 @@ func TestOperandsEnactPolicy(t *testing.T) {
 	k.waitWebhookServing()
 	requireRunning(t, webhook)
 
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(realPolicy), 0o600))
-	out, err := k.kubectl("apply", "-f", path)
+	out, err := k.kubectlApply(realPolicy)
 	require.NoError(t, err, out)
 	policy := k.nncpObject("worker-0-dummy")
 	if !assert.NotEmpty(t, policy.GetAnnotations()["nmstate.io/webhook-mutating-timestamp"], "the real webhook stamps the policy on admission") {
@@ -83,10 +80,7 @@ func TestOperandsEnactPolicy(t *testing.T) {
 
 	out, err = k.kubectl("patch", "nncp", "worker-0-dummy", "--type=merge", "-p", `{"spec":{"desiredState":{"interfaces":[{"name":"dummy0","type":"dummy","state":"down"}]}}}`)
 	require.NoError(t, err, "once the policy is Available its spec may change: %s", out)
-	require.True(t, waitUntil(func() bool {
-		b, err := os.ReadFile(filepath.Join(o.NodeDir, "applied.log"))
-		return err == nil && strings.Contains(string(b), `"state":"down"`)
-	}), "the handler applies the edited policy")
+	require.True(t, waitUntil(func() bool { return o.applied(`"state":"down"`) }), "the handler applies the edited policy")
 	k.waitPolicyCondition("worker-0-dummy", "Available", "True")
 	requireRunning(t, handler)
 	requireRunning(t, webhook)
