@@ -137,7 +137,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, p := range procs {
-		fmt.Fprintf(stdout, "  running: pod %s (its output: %s)\n", p.Pod, p.LogPath)
+		fmt.Fprintf(stdout, "  running: pod %s (its output: %s)\n", p.Name, p.LogPath)
 	}
 	if err := printNodeNetworkState(ctx, c, stdout, "worker-0"); err != nil {
 		return err

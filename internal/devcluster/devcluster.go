@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
 )
 
 // Options say where things are; paths are relative to the working directory.
@@ -53,7 +55,7 @@ type Cluster struct {
 	// AuditLog is the audit log's path when Options.AuditLog was set.
 	AuditLog string
 	env      *envtest.Environment
-	procs    []*process
+	procs    []*podproc.Process
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -196,9 +198,10 @@ func (c *Cluster) waitNodesReady(ctx context.Context, cl client.Client, nodes []
 			if nodeReady(node) {
 				break
 			}
+			// An early exit is fatal to the cluster's start.
 			for _, p := range c.procs {
-				if err := p.exited(); err != nil {
-					return fmt.Errorf("%w; logs in %s", err, c.Dir)
+				if exited, err := p.Exited(); exited {
+					return fmt.Errorf("%s exited: %v; logs in %s", p.Name, err, c.Dir)
 				}
 			}
 			if time.Now().After(deadline) {

@@ -10,8 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
 )
 
 //go:embed kwok-stages.yaml
@@ -30,62 +30,17 @@ var controllers = []string{
 	"pod-garbage-collector-controller",
 }
 
-// process is a control-plane component the cluster started.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	done chan error
-}
-
 // startProcess runs bin with args, its output in dir/name.log.
-func startProcess(dir, name, bin string, args ...string) (*process, error) {
+func startProcess(dir, name, bin string, args ...string) (*podproc.Process, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("no %s at %s (build it with `make tools`): %w", name, bin, err)
 	}
-	log, err := os.Create(filepath.Join(dir, name+".log"))
-	if err != nil {
-		return nil, fmt.Errorf("creating %s's log: %w", name, err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	// Its own process group, so that a stop reaches nothing else.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait(); log.Close() }()
-	return p, nil
-}
-
-// stop asks the process to end and kills it if it does not within 10s.
-func (p *process) stop() error {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		return fmt.Errorf("%s did not stop within 10s of SIGTERM", p.name)
-	}
-}
-
-// exited reports an early exit, which the cluster's start treats as fatal.
-func (p *process) exited() error {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return fmt.Errorf("%s exited: %v (see its log)", p.name, err)
-	default:
-		return nil
-	}
+	return podproc.Run(name, exec.Command(bin, args...), filepath.Join(dir, name+".log"))
 }
 
 // startWorkloadControllers starts kube-controller-manager, kube-scheduler and
 // kwok against the cluster with the admin kubeconfig in dir.
-func startWorkloadControllers(assets, dir, kubeconfig string, nodes []Node) ([]*process, error) {
+func startWorkloadControllers(assets, dir, kubeconfig string, nodes []Node) ([]*podproc.Process, error) {
 	// A name no node can have keeps the list valid when it is empty.
 	neverReady := []string{"-"}
 	for _, n := range nodes {
@@ -113,7 +68,7 @@ func startWorkloadControllers(assets, dir, kubeconfig string, nodes []Node) ([]*
 			"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=" + kwokAnnotation + "=fake",
 			"--cidr=" + podCIDR, "--node-ip=" + nodeIP, "--node-lease-duration-seconds=40"}},
 	}
-	var procs []*process
+	var procs []*podproc.Process
 	for _, s := range specs {
 		p, err := startProcess(dir, s.name, filepath.Join(assets, s.name), s.args...)
 		if err != nil {
@@ -125,10 +80,10 @@ func startWorkloadControllers(assets, dir, kubeconfig string, nodes []Node) ([]*
 	return procs, nil
 }
 
-func stopAll(procs []*process) error {
+func stopAll(procs []*podproc.Process) error {
 	var errs []error
 	for i := len(procs) - 1; i >= 0; i-- {
-		errs = append(errs, procs[i].stop())
+		errs = append(errs, procs[i].Stop())
 	}
 	return errors.Join(errs...)
 }

@@ -55,12 +55,11 @@ type Runner struct {
 	Dir string
 }
 
-// Process is a running container.
+// Process is a running container, or any program Run started.
 type Process struct {
-	// Pod is namespace/name.
-	Pod string
-	// Dir is the pod's directory; LogPath holds the process's output.
-	Dir     string
+	// Name is the pod's namespace/name, or the program's name.
+	Name string
+	// LogPath holds the process's output.
 	LogPath string
 	cmd     *exec.Cmd
 	done    chan error
@@ -111,26 +110,35 @@ func (r *Runner) Start(ctx context.Context, pod *corev1.Pod, container string) (
 	env = append(env, "KUBECONFIG="+kubeconfig, "TMPDIR="+tmp, "HOME="+dir,
 		"PATH="+strings.Join(append(append([]string{}, r.PathDirs...), "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"), ":"))
 
-	logPath := filepath.Join(dir, container+".log")
-	log, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("creating the container's log: %w", err)
-	}
 	cmd := exec.Command(bin, append(append([]string{}, ctr.Command[1:]...), ctr.Args...)...)
 	cmd.Env, cmd.Dir = env, dir
+	return Run(pod.Namespace+"/"+pod.Name, cmd, filepath.Join(dir, container+".log"))
+}
+
+// Run starts cmd with its output in logPath, in a process group of its own
+// (a stop reaches nothing else) that is killed if this process dies.
+func Run(name string, cmd *exec.Cmd, logPath string) (*Process, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s's log: %w", name, err)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		log.Close()
-		return nil, fmt.Errorf("starting %s for pod %s/%s: %w", bin, pod.Namespace, pod.Name, err)
+		return nil, fmt.Errorf("starting %s (%s): %w", name, cmd.Path, err)
 	}
-	p := &Process{Pod: pod.Namespace + "/" + pod.Name, Dir: dir, LogPath: logPath, cmd: cmd, done: make(chan error, 1)}
+	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait(); log.Close() }()
 	return p, nil
 }
 
-// Stop ends the process (SIGTERM, then SIGKILL after 10s).
+// Stop ends the process group (SIGTERM, then SIGKILL after 10s); a second
+// call returns at once.
 func (p *Process) Stop() error {
+	if exited, _ := p.Exited(); exited {
+		return nil
+	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 	select {
 	case err := <-p.done:
@@ -140,7 +148,7 @@ func (p *Process) Stop() error {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		err := <-p.done
 		p.done <- err
-		return fmt.Errorf("%s did not stop within 10s of SIGTERM", p.Pod)
+		return fmt.Errorf("%s did not stop within 10s of SIGTERM", p.Name)
 	}
 }
 

@@ -3,6 +3,7 @@ package podproc
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -125,4 +126,18 @@ func TestStartRefuses(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
+}
+
+// TestRunStop: Stop ends the process group, and a second Stop returns at
+// once instead of signalling a group that may no longer be this one.
+func TestRunStop(t *testing.T) {
+	p, err := Run("sleeper", exec.Command("sleep", "30"), filepath.Join(t.TempDir(), "sleeper.log"))
+	require.NoError(t, err)
+	exited, _ := p.Exited()
+	require.False(t, exited)
+	require.NoError(t, p.Stop())
+	exited, err = p.Exited()
+	assert.True(t, exited)
+	assert.Error(t, err, "ended by SIGTERM")
+	require.NoError(t, p.Stop())
 }

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -297,28 +297,16 @@ func (k *cluster) runRealOperator(namespace string) *realOperator {
 		"HANDLER_NAMESPACE=" + namespace, "OPERATOR_NAMESPACE=" + namespace, "HANDLER_PREFIX=",
 		"RELATED_IMAGE_HANDLER_IMAGE=" + operatorHandlerImage, "HANDLER_IMAGE_PULL_POLICY=IfNotPresent",
 		"MONITORING_NAMESPACE=openshift-monitoring", "KUBE_RBAC_PROXY_IMAGE=quay.io/openshift/origin-kube-rbac-proxy:latest"}
-	logPath := filepath.Join(dir, "operator.log")
-	log, err := os.Create(logPath)
+	p, err := podproc.Run(devcluster.OperatorBinary, op, filepath.Join(dir, "operator.log"))
 	require.NoError(t, err)
-	op.Stdout, op.Stderr = log, log
-	op.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, op.Start())
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = op.Process.Signal(syscall.SIGTERM)
-			_ = op.Wait()
-			_ = log.Close()
-		})
-	}
+	stop := func() { _ = p.Stop() }
 	t.Cleanup(func() {
 		stop()
 		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("--- the operator's output:\n%s", b)
+			t.Logf("--- the operator's output:\n%s", p.Log())
 		}
 	})
-	return &realOperator{stop: stop, logPath: logPath}
+	return &realOperator{stop: stop, logPath: p.LogPath}
 }
 
 type realOperator struct {

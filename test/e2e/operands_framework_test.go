@@ -65,7 +65,7 @@ func (o *operands) run(workload, node string) *podproc.Process {
 	o.k.t.Cleanup(func() {
 		assert.NoError(o.k.t, p.Stop())
 		if o.k.t.Failed() {
-			o.k.t.Logf("--- output of %s (%s):\n%s", workload, p.Pod, p.Log())
+			o.k.t.Logf("--- output of %s (%s):\n%s", workload, p.Name, p.Log())
 		}
 	})
 	return p
@@ -75,7 +75,7 @@ func (o *operands) run(workload, node string) *podproc.Process {
 func requireRunning(t *testing.T, p *podproc.Process) {
 	t.Helper()
 	exited, err := p.Exited()
-	require.False(t, exited, "%s exited (%v); output:\n%s", p.Pod, err, p.Log())
+	require.False(t, exited, "%s exited (%v); output:\n%s", p.Name, err, p.Log())
 }
 
 // applied says whether the nmstatectl stand-in was handed a state containing
