@@ -163,7 +163,8 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := waitFor(ctx, func() (bool, error) {
 		conds, err := devcluster.Conditions(ctx, c)
-		return conds[nmstate.ConditionProgressing].Reason == nmstate.ReasonUserDisabled, err
+		return conds[nmstate.ConditionAvailable].Reason == nmstate.ReasonUserDisabled &&
+			conds[nmstate.ConditionProgressing].Reason == nmstate.ReasonAsExpected, err
 	}); err != nil {
 		return err
 	}

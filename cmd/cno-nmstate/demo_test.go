@@ -35,12 +35,14 @@ func TestDemo(t *testing.T) {
 		"enactment worker-0.demo-dummy0",
 		"removed:",
 		"KubernetesNMStateAvailable     False  UserDisabled",
-		"1 NodeNetworkConfigurationPolicy was kept",
+		"1 NodeNetworkConfigurationPolicy exists and is not enforced",
 	} {
 		assert.Contains(t, out, want)
 	}
 	kept := out[bytes.Index(stdout.Bytes(), []byte("kept:")):]
 	assert.Contains(t, kept, "CustomResourceDefinition nodenetworkconfigurationpolicies.nmstate.io")
+	assert.Contains(t, kept, "ValidatingAdmissionPolicy nncp-validation-policy")
+	assert.Contains(t, kept, "ValidatingAdmissionPolicyBinding nncp-validation-policy-binding")
 	assert.NotContains(t, kept, "DaemonSet")
 	assert.FileExists(t, kubeconfig)
 }

@@ -72,7 +72,8 @@ var (
 
 // prunable lists every kind the bindata may render, with the Go type the
 // cache watches it as. Objects of these kinds that carry nmstate.OwnerLabel
-// and are no longer rendered are deleted, except the kept kinds below.
+// and are no longer rendered are deleted, except the kept kinds below and
+// what nmstate.KeptOnDisable names (the admission policy and its binding).
 var prunable = []client.Object{
 	&corev1.ServiceAccount{}, &corev1.Service{},
 	&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}, &rbacv1.Role{}, &rbacv1.RoleBinding{},
@@ -238,17 +239,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	decision, syncErr := r.sync(ctx, network)
 	var inputErr *nmstate.Error
 	badInput := errors.As(syncErr, &inputErr)
-	if syncErr != nil && !badInput && !r.failingTooLong() {
-		// A conflict or an unavailable API server is retried with backoff
-		// and reported only if it persists, as CNO's MaybeSetDegraded does.
-		return reconcile.Result{}, syncErr
-	}
 	if syncErr == nil {
 		r.mu.Lock()
 		r.failingSince = time.Time{}
 		r.mu.Unlock()
 	}
 	observed, obsErr := r.observe(ctx, network, decision)
+	// A conflict or an unavailable API server is retried with backoff and
+	// reported as Degraded only if it persists, as CNO's MaybeSetDegraded
+	// does; meanwhile the conditions still say what is observed.
+	observed.Retrying = syncErr != nil && !badInput && !r.failingTooLong()
 	conditions := nmstate.Conditions(decision, syncErr, observed)
 	if err := r.writeStatus(ctx, network, conditions); err != nil {
 		return reconcile.Result{}, errors.Join(syncErr, err)
@@ -296,6 +296,12 @@ func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructure
 	}
 
 	decision := nmstate.Decide(cfg, cluster)
+	if nmstate.DependsOnPolicies(cfg, decision) {
+		if cluster.Deployed, cluster.Policies, err = r.keptInputs(ctx); err != nil {
+			return decision, err
+		}
+		decision = nmstate.Decide(cfg, cluster)
+	}
 	objs, err := nmstate.Render(decision, r.opts.Params(cfg, cluster), r.opts.ManifestDir)
 	if err != nil {
 		return decision, err
@@ -415,6 +421,9 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 				}
 				continue
 			}
+			if nmstate.KeptOnDisable(gvk.Group, gvk.Kind, item.GetName()) {
+				continue
+			}
 			if err := r.client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("pruning %s %s: %w", gvk.Kind, objectName(item), err))
 			}
@@ -461,17 +470,44 @@ func (r *Reconciler) observe(ctx context.Context, network *unstructured.Unstruct
 	case !apierrors.IsNotFound(err):
 		return o, fmt.Errorf("reading the webhook Deployment: %w", err)
 	}
-	if !d.Enabled {
-		policies := &metav1.PartialObjectMetadataList{}
-		policies.SetGroupVersionKind(nncpListGVK)
-		switch err := r.reader.List(ctx, policies); {
-		case err == nil:
-			o.Policies = len(policies.Items)
-		case !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err):
-			return o, fmt.Errorf("counting NodeNetworkConfigurationPolicies: %w", err)
+	if !d.Enabled && d.Reason != nmstate.ReasonManagedByStandaloneOperator {
+		var err error
+		if o.Policies, err = r.countPolicies(ctx); err != nil {
+			return o, err
 		}
 	}
 	return o, nil
+}
+
+// keptInputs reads what a default that is off depends on: whether this
+// plugin's handler runs and, only then, how many policies it enforces.
+func (r *Reconciler) keptInputs(ctx context.Context) (bool, int, error) {
+	ds := &appsv1.DaemonSet{} // typed: the informer observe reads, not a second one
+	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); {
+	case apierrors.IsNotFound(err):
+		return false, 0, nil
+	case err != nil:
+		return false, 0, fmt.Errorf("reading the handler DaemonSet: %w", err)
+	}
+	if _, ours := ds.GetLabels()[nmstate.OwnerLabel]; !ours {
+		return false, 0, nil
+	}
+	policies, err := r.countPolicies(ctx)
+	return true, policies, err
+}
+
+// countPolicies counts the NodeNetworkConfigurationPolicies (metadata only,
+// uncached); -1 when their CRD is not served.
+func (r *Reconciler) countPolicies(ctx context.Context) (int, error) {
+	policies := &metav1.PartialObjectMetadataList{}
+	policies.SetGroupVersionKind(nncpListGVK)
+	switch err := r.reader.List(ctx, policies); {
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+		return -1, nil
+	case err != nil:
+		return -1, fmt.Errorf("counting NodeNetworkConfigurationPolicies: %w", err)
+	}
+	return len(policies.Items), nil
 }
 
 // NetworkConditions are the status conditions of a Network.operator read

@@ -67,23 +67,28 @@ func TestQuoteLimit(t *testing.T) {
 	}
 }
 
-func TestKeptMessageCounts(t *testing.T) {
+func TestUnenforcedCounts(t *testing.T) {
 	tests := []struct {
 		policies int
 		want     string
 	}{
 		{-1, ""}, // unknown: nothing said
-		{0, "0 NodeNetworkConfigurationPolicies were kept; "},
-		{1, "1 NodeNetworkConfigurationPolicy was kept; "},
-		{2, "2 NodeNetworkConfigurationPolicies were kept; "},
+		{0, ""},  // nothing to enforce
+		{1, "1 NodeNetworkConfigurationPolicy exists and is not enforced, as no kubernetes-nmstate handler runs; "},
+		{2, "2 NodeNetworkConfigurationPolicies exist and are not enforced, as no kubernetes-nmstate handler runs; "},
 	}
 	disabled := Decide(Config{Mode: ModeDisabled}, haCluster)
+	standalone := haCluster
+	standalone.StandaloneOperator = true
+	managed := Decide(Config{}, standalone)
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.policies), func(t *testing.T) {
-			assert.Equal(t, tt.want, keptMessage(tt.policies))
-			for _, c := range Conditions(disabled, nil, Observed{Policies: tt.policies}) {
-				assert.Equal(t, tt.want+disabled.Message, c.Message, c.Type)
-			}
+			assert.Equal(t, tt.want, unenforced(tt.policies))
+			available := find(Conditions(disabled, nil, Observed{Policies: tt.policies}), ConditionAvailable)
+			assert.Equal(t, tt.want+disabled.Message, available.Message)
+			// The standalone operator's handler enforces them.
+			available = find(Conditions(managed, nil, Observed{Policies: tt.policies}), ConditionAvailable)
+			assert.Equal(t, managed.Message, available.Message)
 		})
 	}
 }
@@ -136,8 +141,8 @@ func TestConditionsEdges(t *testing.T) {
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "one handler pod available", observed: Observed{Handler: handler(1, 1, 3, 3, 1), Webhook: webhook(2, 2, 1)},
-			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, []string{"handler ready on 1 of 3 nodes", "webhook 1 of 2 replicas available"}},
-			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"handler ready on 1 of 3 nodes", "webhook 1 of 2 replicas available"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "invalid config with no handler pod available is not kept-deployed", err: badConfig,
 			observed:    Observed{Handler: handler(1, 1, 3, 3, 0), Webhook: webhook(2, 2, 2)},

@@ -23,6 +23,12 @@ type Cluster struct {
 	// KubernetesNMStateByDefault): while false, an omitted mode means disabled
 	// on every platform; an explicit Enabled still works.
 	DefaultOnGate bool
+	// Deployed is whether this plugin's handler DaemonSet exists, and
+	// Policies how many NodeNetworkConfigurationPolicies exist. A caller
+	// needs them only when DependsOnPolicies says so: together
+	// they keep a running handler that enforces policies.
+	Deployed bool
+	Policies int
 }
 
 // KnownPlatforms are the platform types of openshift/api's config/v1 this

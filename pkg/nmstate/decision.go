@@ -3,6 +3,7 @@ package nmstate
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
 )
@@ -15,6 +16,7 @@ const (
 	ReasonUserDisabled                = "UserDisabled"
 	ReasonManagedByStandaloneOperator = "ManagedByStandaloneOperator"
 	ReasonDefaultGateOff              = "DefaultGateOff"
+	ReasonKeptForExistingPolicies     = "KeptForExistingPolicies"
 
 	// Input problems: reported as Degraded, nothing deployed is changed.
 	ReasonInvalidConfig = "InvalidConfig"
@@ -37,6 +39,28 @@ const (
 
 // Decide implements the decision table of docs/decision-table.md.
 func Decide(cfg Config, c Cluster) Decision {
+	d := decide(cfg, c)
+	// A default that turns off (an upgrade, a gate, a removed mode) must not
+	// silently stop enforcing the policies users rely on: only an explicit
+	// Disabled removes a running handler that has policies to enforce.
+	if DependsOnPolicies(cfg, d) && c.Deployed && c.Policies > 0 {
+		return Decision{Enabled: true, Reason: ReasonKeptForExistingPolicies,
+			Message: fmt.Sprintf("%s, but it keeps running because %s would otherwise no longer be enforced; "+
+				"to remove it, set spec.kubernetesNMState.mode to Disabled with: oc patch network.operator cluster --type merge -p '{\"spec\":{\"kubernetesNMState\":{\"mode\":\"Disabled\"}}}'",
+				strings.TrimSuffix(d.Message, "; "+howToEnable), policyCount(c.Policies))}
+	}
+	return d
+}
+
+// DependsOnPolicies reports whether d, made with Cluster.Deployed and
+// Cluster.Policies unset, could change once they are read: only a default
+// that is off can be kept on by them. Callers read them only then, so a
+// cluster where kubernetes-nmstate is on never lists its policies.
+func DependsOnPolicies(cfg Config, d Decision) bool {
+	return !d.Enabled && cfg.Mode == ModeDefault && d.Reason != ReasonManagedByStandaloneOperator
+}
+
+func decide(cfg Config, c Cluster) Decision {
 	inputs := fmt.Sprintf("%s, mode %s", c, modeName(cfg.Mode))
 
 	if c.StandaloneOperator {
@@ -93,4 +117,12 @@ func placementNote(c Cluster) string {
 		return "; the control plane is hosted (External), so the handler and the webhook both run on this cluster's worker nodes"
 	}
 	return ""
+}
+
+// policyCount is "1 NodeNetworkConfigurationPolicy" or "n ...Policies".
+func policyCount(n int) string {
+	if n == 1 {
+		return "1 NodeNetworkConfigurationPolicy"
+	}
+	return fmt.Sprintf("%d NodeNetworkConfigurationPolicies", n)
 }

@@ -28,9 +28,9 @@ var (
 
 // tableRow is one row of docs/decision-table.md.
 type tableRow struct {
-	standalone, mode, gate, controlPlane, platform string
-	enabled                                        bool
-	reason                                         string
+	standalone, mode, gate, controlPlane, platform, kept string
+	enabled                                              bool
+	reason                                               string
 }
 
 func readDecisionTable(t *testing.T) []tableRow {
@@ -54,12 +54,12 @@ func readDecisionTable(t *testing.T) []tableRow {
 			break
 		}
 		cells := strings.Split(strings.Trim(line, "|"), "|")
-		require.Len(t, cells, 7, "row %q", line)
+		require.Len(t, cells, 8, "row %q", line)
 		for i := range cells {
 			cells[i] = strings.TrimSpace(cells[i])
 		}
-		require.Contains(t, []string{"yes", "no"}, cells[5], "Enabled column of %q", line)
-		rows = append(rows, tableRow{cells[0], cells[1], cells[2], cells[3], cells[4], cells[5] == "yes", cells[6]})
+		require.Contains(t, []string{"yes", "no"}, cells[6], "Enabled column of %q", line)
+		rows = append(rows, tableRow{cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6] == "yes", cells[7]})
 	}
 	require.NoError(t, s.Err())
 	require.NotEmpty(t, rows, "no decision table found in docs/decision-table.md")
@@ -89,6 +89,18 @@ func yesNo(b bool, yes, no string) string {
 	return no
 }
 
+// keptInputs are the combinations of Cluster.Deployed and Cluster.Policies
+// that matter: only both together keep a handler.
+var keptInputs = []struct {
+	deployed bool
+	policies int
+}{{false, 0}, {false, 3}, {true, 0}, {true, 1}}
+
+func withoutPolicies(c Cluster) Cluster {
+	c.Deployed, c.Policies = false, 0
+	return c
+}
+
 func TestDecideMatchesDecisionTable(t *testing.T) {
 	rows := readDecisionTable(t)
 	checked := 0
@@ -98,40 +110,48 @@ func TestDecideMatchesDecisionTable(t *testing.T) {
 				for _, infra := range allInfrastructureTopology {
 					for _, standalone := range []bool{false, true} {
 						for _, gate := range []bool{false, true} {
-							c := Cluster{Platform: platform, ControlPlaneTopology: cp, InfrastructureTopology: infra,
-								StandaloneOperator: standalone, DefaultOnGate: gate}
-							modeCell := string(mode)
-							if mode == ModeDefault {
-								modeCell = "omitted"
-							}
-							var want *tableRow
-							for i, r := range rows {
-								if matches(r.standalone, yesNo(standalone, "yes", "no")) && matches(r.mode, modeCell) &&
-									matches(r.gate, yesNo(gate, "on", "off")) && matches(r.controlPlane, string(cp)) &&
-									matches(r.platform, string(platform)) {
-									want = &rows[i]
-									break
+							for _, kept := range keptInputs {
+								c := Cluster{Platform: platform, ControlPlaneTopology: cp, InfrastructureTopology: infra,
+									StandaloneOperator: standalone, DefaultOnGate: gate, Deployed: kept.deployed, Policies: kept.policies}
+								modeCell := string(mode)
+								if mode == ModeDefault {
+									modeCell = "omitted"
 								}
-							}
-							name := fmt.Sprintf("%s/%s/%s/%s/standalone=%v/gate=%v", platform, modeCell, cp, infra, standalone, gate)
-							require.NotNil(t, want, "no table row matches %s", name)
+								var want *tableRow
+								for i, r := range rows {
+									if matches(r.standalone, yesNo(standalone, "yes", "no")) && matches(r.mode, modeCell) &&
+										matches(r.gate, yesNo(gate, "on", "off")) && matches(r.controlPlane, string(cp)) &&
+										matches(r.platform, string(platform)) && matches(r.kept, yesNo(kept.deployed && kept.policies > 0, "yes", "no")) {
+										want = &rows[i]
+										break
+									}
+								}
+								name := fmt.Sprintf("%s/%s/%s/%s/standalone=%v/gate=%v/deployed=%v/policies=%d",
+									platform, modeCell, cp, infra, standalone, gate, kept.deployed, kept.policies)
+								require.NotNil(t, want, "no table row matches %s", name)
 
-							got := Decide(Config{Mode: mode}, c)
-							assert.Equal(t, want.enabled, got.Enabled, name)
-							assert.Equal(t, want.reason, got.Reason, name)
-							// The message always names the inputs and what to do.
-							assert.Contains(t, got.Message, c.platformName(), name)
-							assert.Contains(t, got.Message, string(cp), name)
-							assert.Contains(t, got.Message, modeName(mode), name)
-							assert.Contains(t, got.Message, "oc ", name)
-							checked++
+								got := Decide(Config{Mode: mode}, c)
+								assert.Equal(t, want.enabled, got.Enabled, name)
+								assert.Equal(t, want.reason, got.Reason, name)
+								// The message always names the inputs and what to do.
+								assert.Contains(t, got.Message, c.platformName(), name)
+								assert.Contains(t, got.Message, string(cp), name)
+								assert.Contains(t, got.Message, modeName(mode), name)
+								assert.Contains(t, got.Message, "oc ", name)
+								// Callers read the policies only when told to; a
+								// decision that does not depend on them ignores them.
+								if !DependsOnPolicies(Config{Mode: mode}, Decide(Config{Mode: mode}, withoutPolicies(c))) {
+									assert.Equal(t, Decide(Config{Mode: mode}, withoutPolicies(c)), got, name)
+								}
+								checked++
+							}
 						}
 					}
 				}
 			}
 		}
 	}
-	assert.Equal(t, (len(KnownPlatforms)+2)*3*6*2*2*2, checked)
+	assert.Equal(t, (len(KnownPlatforms)+2)*3*6*2*2*2*len(keptInputs), checked)
 }
 
 func TestDecideExamples(t *testing.T) {
@@ -145,6 +165,14 @@ func TestDecideExamples(t *testing.T) {
 	gateOff.DefaultOnGate = false
 	standalone := ha(configv1.BareMetalPlatformType)
 	standalone.StandaloneOperator = true
+	awsRunning := ha(configv1.AWSPlatformType)
+	awsRunning.Deployed, awsRunning.Policies = true, 14
+	gateOffRunning := gateOff
+	gateOffRunning.Deployed, gateOffRunning.Policies = true, 1
+	standaloneRunning := standalone
+	standaloneRunning.Deployed, standaloneRunning.Policies = true, 2
+	awsNoPolicies := ha(configv1.AWSPlatformType)
+	awsNoPolicies.Deployed = true
 
 	tests := []struct {
 		name        string
@@ -175,6 +203,14 @@ func TestDecideExamples(t *testing.T) {
 		{"unknown platform is off by default", ModeDefault, ha("Metal3"), false, ReasonPlatformNotDefault,
 			[]string{`off by default on platform "Metal3" (unknown to this release)`}, nil},
 		{"unknown platform opt-in", ModeEnabled, ha("Metal3"), true, ReasonUserEnabled, nil, nil},
+		{"a default that turns off keeps a handler with policies", ModeDefault, awsRunning, true, ReasonKeptForExistingPolicies,
+			[]string{"off by default on AWS", "keeps running because 14 NodeNetworkConfigurationPolicies would otherwise no longer be enforced", `"mode":"Disabled"`},
+			[]string{`"mode":"Enabled"`}},
+		{"the gate turning off keeps it too", ModeDefault, gateOffRunning, true, ReasonKeptForExistingPolicies,
+			[]string{"KubernetesNMStateByDefault", "1 NodeNetworkConfigurationPolicy would"}, nil},
+		{"an explicit Disabled removes it", ModeDisabled, awsRunning, false, ReasonUserDisabled, nil, nil},
+		{"nothing to enforce, nothing kept", ModeDefault, awsNoPolicies, false, ReasonPlatformNotDefault, nil, nil},
+		{"the standalone operator still wins", ModeDefault, standaloneRunning, false, ReasonManagedByStandaloneOperator, nil, nil},
 		{"standalone beats Enabled", ModeEnabled, standalone, false, ReasonManagedByStandaloneOperator,
 			[]string{"NMState CR", "kept"}, nil},
 	}
@@ -202,4 +238,6 @@ func TestReasonValuesAreStable(t *testing.T) {
 	assert.Equal(t, "ManagedByStandaloneOperator", ReasonManagedByStandaloneOperator)
 	assert.Equal(t, "DefaultGateOff", ReasonDefaultGateOff)
 	assert.Equal(t, "InvalidConfig", ReasonInvalidConfig)
+	assert.Equal(t, "KeptForExistingPolicies", ReasonKeptForExistingPolicies)
+	assert.Equal(t, "Retrying", ReasonRetrying)
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Error is a problem with the plugin's inputs. The caller reports it as
@@ -47,4 +49,88 @@ func quote(v any) string {
 		s = s[:max] + fmt.Sprintf("...(%d bytes)", len(s))
 	}
 	return s
+}
+
+// maxErrorText bounds the error text of a condition, so that a status write
+// stays small however many objects failed, and an SRE reads each cause once.
+const maxErrorText = 1024
+
+// Summarize is err as one line per distinct cause, in order of first
+// appearance: the first object the cause hit, how many more it hit, and the
+// cause in the API server's words. Causes that differ only in the object
+// they name are one cause. Causes beyond maxErrorText bytes are counted, not shown.
+func Summarize(err error) string {
+	type group struct {
+		first, cause string
+		more         int
+	}
+	var groups []*group
+	byCause := map[string]*group{}
+	for _, leaf := range leaves(err) {
+		cause := rootCause(leaf).Error()
+		key := namedObject.ReplaceAllString(cause, "…")
+		if g, ok := byCause[key]; ok {
+			g.more++
+			continue
+		}
+		g := &group{first: strings.TrimSuffix(leaf.Error(), ": "+cause), cause: cause}
+		byCause[key] = g
+		groups = append(groups, g)
+	}
+
+	// Room for the count of what does not fit.
+	const room = maxErrorText - len("\n(and 1000 more distinct errors)")
+	var lines []string
+	size := 0
+	for _, g := range groups {
+		line := g.cause
+		if g.first != g.cause {
+			line = g.first + ": " + g.cause
+		}
+		if g.more > 0 {
+			line = fmt.Sprintf("%s (and %d more like it): %s", g.first, g.more, g.cause)
+		}
+		if len(line) > room-1 {
+			line = strings.ToValidUTF8(line[:room-1-len("...")], "") + "..."
+		}
+		if size+len(line)+1 > room {
+			break
+		}
+		lines = append(lines, line)
+		size += len(line) + 1
+	}
+	if rest := len(groups) - len(lines); rest > 0 {
+		lines = append(lines, fmt.Sprintf("(and %d more distinct errors)", rest))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// namedObject is how the API server names an object in its errors, e.g.
+// `daemonsets.apps "nmstate-handler"`: one cause hits many objects, each
+// named in its own message.
+var namedObject = regexp.MustCompile(`\S+ "(?:[^"\\]|\\.)*"`)
+
+// leaves flattens errors.Join and multi-%w errors into their parts.
+func leaves(err error) []error {
+	multi, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range multi.Unwrap() {
+		out = append(out, leaves(e)...)
+	}
+	return out
+}
+
+// rootCause is the innermost error of a %w chain: the API server's own
+// words, which objects failing for one reason share.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }

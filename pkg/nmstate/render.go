@@ -17,6 +17,9 @@ const (
 	Namespace         = "openshift-nmstate"
 	HandlerDaemonSet  = "nmstate-handler"
 	WebhookDeployment = "nmstate-webhook"
+	// The ValidatingAdmissionPolicy and its binding, named as upstream's.
+	ValidationPolicy        = "nncp-validation-policy"
+	ValidationPolicyBinding = "nncp-validation-policy-binding"
 
 	// ManifestSubdir is where the templates live under CNO's bindata root.
 	ManifestSubdir = "network/kubernetes-nmstate"
@@ -46,17 +49,22 @@ var CRDNames = []string{
 
 // KeptOnDisable reports whether the rendered object group/kind/name stays on
 // the cluster when it is no longer rendered: the CRDs, which hold users'
-// policies, and the Namespace, where the standalone operator may live. A
-// consumer must neither prune these nor give them an owner reference whose
-// deletion would garbage-collect them.
+// policies; the ValidatingAdmissionPolicy and its binding, so the policies
+// the CRDs still accept are checked as when enabled; and the Namespace,
+// where the standalone operator may live. A consumer must neither prune
+// these nor give them an owner reference whose deletion would
+// garbage-collect them.
 func KeptOnDisable(group, kind, name string) bool {
-	switch {
-	case group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition":
+	if group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition" {
 		return slices.Contains(CRDNames, name)
-	case group == "" && kind == "Namespace":
-		return name == Namespace
 	}
-	return false
+	if group == "admissionregistration.k8s.io" && kind == "ValidatingAdmissionPolicy" {
+		return name == ValidationPolicy
+	}
+	if group == "admissionregistration.k8s.io" && kind == "ValidatingAdmissionPolicyBinding" {
+		return name == ValidationPolicyBinding
+	}
+	return group == "" && kind == "Namespace" && name == Namespace
 }
 
 // RenderParams is everything the templates need. Render reads nothing else.

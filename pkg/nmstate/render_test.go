@@ -3,6 +3,7 @@ package nmstate
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -359,17 +360,24 @@ func TestKeptOnDisable(t *testing.T) {
 		{"apps", "DaemonSet", "nmstate-handler", false},
 		{"", "ServiceAccount", "openshift-nmstate", false},
 		{"example.com", "CustomResourceDefinition", "nodenetworkstates.nmstate.io", false},
+		{"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "nncp-validation-policy", true},
+		{"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "nncp-validation-policy-binding", true},
+		{"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "nncp-validation-policy-binding", false},
+		{"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "nncp-validation-policy", false},
+		{"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "nncp-validation-policy", false},
+		{"admissionregistration.k8s.io", "Namespace", "openshift-nmstate", false},
+		{"", "ValidatingAdmissionPolicy", "nncp-validation-policy", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind+"/"+tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.kept, KeptOnDisable(tt.group, tt.kind, tt.name))
 		})
 	}
-	// Every rendered object the predicate keeps is one of the four above, and
-	// every CRD and the Namespace are kept.
+	// Every rendered object the predicate keeps is one of those above, and
+	// every CRD, the admission policy, its binding and the Namespace are kept.
 	for _, obj := range mustRender(t, Config{}, haCluster) {
 		gvk := obj.GroupVersionKind()
-		want := gvk.Kind == "CustomResourceDefinition" || gvk.Kind == "Namespace"
+		want := slices.Contains([]string{"CustomResourceDefinition", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "Namespace"}, gvk.Kind)
 		assert.Equal(t, want, KeptOnDisable(gvk.Group, gvk.Kind, obj.GetName()), "%s %s", gvk.Kind, obj.GetName())
 	}
 }

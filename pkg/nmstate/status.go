@@ -27,6 +27,7 @@ const (
 	ReasonRemoving       = "Removing"
 	ReasonNoHandlerNodes = "NoHandlerNodes"
 	ReasonKeptDeployed   = "KeptDeployed"
+	ReasonRetrying       = "Retrying"
 )
 
 // RolloutHungAfter is how long Progressing may stay True before it is also
@@ -46,80 +47,115 @@ type Observed struct {
 	// LastTransitionTime stable and time a hung rollout.
 	Previous []operv1.OperatorCondition
 	Now      time.Time
+	// Retrying is true while the error passed to Conditions is retried
+	// within the caller's failure grace: it shows in Progressing, and in
+	// Degraded only if it lasts, as CNO reports its own errors.
+	Retrying bool
 }
 
 // Conditions turns a decision (or the error that stopped one) and the observed
-// workloads into the three KubernetesNMState* conditions.
+// workloads into the three KubernetesNMState* conditions. Only Available
+// states the decision; Progressing and Degraded say what moves and what is
+// wrong.
 func Conditions(d Decision, err error, o Observed) []operv1.OperatorCondition {
 	r := observeRollout(o)
-	var available, progressing, degraded operv1.OperatorCondition
-	switch {
-	case err != nil:
-		reason := ReasonOf(err)
-		// An input error stops before any write; an API error may come after
-		// some applies, but never before a deletion.
-		msg := fmt.Sprintf("%v; retrying, and nothing was deleted", err)
-		var inputErr *Error
-		if errors.As(err, &inputErr) {
-			msg = fmt.Sprintf("%v; nothing on the cluster was changed", err)
-		}
-		degraded = cond(ConditionDegraded, operv1.ConditionTrue, reason, msg)
-		progressing = cond(ConditionProgressing, operv1.ConditionFalse, reason, msg)
-		if r.present && r.available {
-			available = cond(ConditionAvailable, operv1.ConditionTrue, ReasonKeptDeployed,
-				"kubernetes-nmstate keeps running as last deployed until the problem is fixed: "+r.summary)
-		} else {
-			available = cond(ConditionAvailable, operv1.ConditionFalse, reason, msg)
-		}
-
-	case !d.Enabled:
-		msg := keptMessage(o.Policies) + d.Message
-		degraded = cond(ConditionDegraded, operv1.ConditionFalse, d.Reason, msg)
-		available = cond(ConditionAvailable, operv1.ConditionFalse, d.Reason, msg)
-		if o.Handler != nil || o.Webhook != nil {
-			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving,
-				"removing the kubernetes-nmstate handler and webhook; "+msg)
-		} else {
-			progressing = cond(ConditionProgressing, operv1.ConditionFalse, d.Reason, msg)
-		}
-
-	default:
-		msg := d.Message + "; " + r.summary
-		degraded = cond(ConditionDegraded, operv1.ConditionFalse, ReasonAsExpected, msg)
-		switch {
-		case r.noNodes:
-			degraded = cond(ConditionDegraded, operv1.ConditionTrue, ReasonNoHandlerNodes,
-				"no node matches the handler's node selector, so no policy can be applied; check spec.kubernetesNMState.handlerPlacement: "+r.summary)
-			progressing = cond(ConditionProgressing, operv1.ConditionFalse, ReasonNoHandlerNodes, r.summary)
-			available = cond(ConditionAvailable, operv1.ConditionFalse, ReasonNoHandlerNodes, msg)
-		case r.progressing:
-			reason := ReasonRollingOut
-			if !r.present {
-				reason = ReasonDeploying
-			}
-			progressing = cond(ConditionProgressing, operv1.ConditionTrue, reason, r.summary)
-			if since, hung := hungSince(o); hung {
-				degraded = cond(ConditionDegraded, operv1.ConditionTrue, ReasonRolloutHung,
-					fmt.Sprintf("the kubernetes-nmstate rollout has not finished in %s: %s; check the pods with: oc -n %s get pods -l app=kubernetes-nmstate",
-						o.Now.Sub(since).Round(time.Minute), r.summary, Namespace))
-			}
-		default:
-			progressing = cond(ConditionProgressing, operv1.ConditionFalse, ReasonAsExpected, r.summary)
-		}
-		switch {
-		case r.noNodes:
-		case r.present && r.available:
-			available = cond(ConditionAvailable, operv1.ConditionTrue, d.Reason, msg)
-		default:
-			available = cond(ConditionAvailable, operv1.ConditionFalse, ReasonDeploying, msg)
-		}
+	out := steady(d, o, r)
+	if err != nil && o.Retrying {
+		out = retrying(d, err, o, r)
+	} else if err != nil {
+		out = stopped(err, r)
 	}
-
-	out := []operv1.OperatorCondition{available, progressing, degraded}
 	for i := range out {
 		out[i].LastTransitionTime = transitionTime(out[i], o)
 	}
 	return out
+}
+
+// retrying is the state while err is retried within the caller's grace:
+// what is observed stays true, and the error is not Degraded yet.
+func retrying(d Decision, err error, o Observed, r rollout) []operv1.OperatorCondition {
+	available := lastDeployed(ReasonRetrying, r)
+	if d.Reason != "" {
+		available = steady(d, o, r)[0]
+	}
+	return []operv1.OperatorCondition{
+		available,
+		cond(ConditionProgressing, operv1.ConditionTrue, ReasonRetrying, "retrying after: "+Summarize(err)+"; "+r.summary),
+		cond(ConditionDegraded, operv1.ConditionFalse, ReasonRetrying,
+			"an error is being retried (see KubernetesNMStateProgressing); it is reported here if it persists"),
+	}
+}
+
+// stopped is the state when err stopped the sync: nothing deployed is
+// removed, so Available reports what still runs.
+func stopped(err error, r rollout) []operv1.OperatorCondition {
+	reason := ReasonOf(err)
+	// An input error stops before any write; an API error may come after
+	// some applies, but never before a deletion.
+	msg := Summarize(err) + "; retrying, and nothing was deleted"
+	var inputErr *Error
+	if errors.As(err, &inputErr) {
+		msg = Summarize(err) + "; nothing on the cluster was changed"
+	}
+	return []operv1.OperatorCondition{
+		lastDeployed(reason, r),
+		cond(ConditionProgressing, operv1.ConditionFalse, reason, "nothing is rolled out until the problem in KubernetesNMStateDegraded is fixed"),
+		cond(ConditionDegraded, operv1.ConditionTrue, reason, msg),
+	}
+}
+
+// lastDeployed is Available when no decision could be carried out: what
+// was last deployed keeps running.
+func lastDeployed(reason string, r rollout) operv1.OperatorCondition {
+	if r.present && r.available {
+		return cond(ConditionAvailable, operv1.ConditionTrue, ReasonKeptDeployed,
+			"kubernetes-nmstate keeps running as last deployed until the problem is fixed: "+r.summary)
+	}
+	return cond(ConditionAvailable, operv1.ConditionFalse, reason, "no kubernetes-nmstate handler is available: "+r.summary)
+}
+
+// steady is the state the decision and the workloads show.
+func steady(d Decision, o Observed, r rollout) []operv1.OperatorCondition {
+	asExpected := cond(ConditionDegraded, operv1.ConditionFalse, ReasonAsExpected, "")
+	if !d.Enabled {
+		msg := d.Message
+		if d.Reason != ReasonManagedByStandaloneOperator {
+			msg = unenforced(o.Policies) + msg
+		}
+		progressing := cond(ConditionProgressing, operv1.ConditionFalse, ReasonAsExpected, "")
+		if o.Handler != nil || o.Webhook != nil {
+			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving, "removing the kubernetes-nmstate handler and webhook")
+		}
+		return []operv1.OperatorCondition{cond(ConditionAvailable, operv1.ConditionFalse, d.Reason, msg), progressing, asExpected}
+	}
+	if r.noNodes {
+		return []operv1.OperatorCondition{
+			cond(ConditionAvailable, operv1.ConditionFalse, ReasonNoHandlerNodes, "no handler runs, so no policy is enforced; "+d.Message),
+			cond(ConditionProgressing, operv1.ConditionFalse, ReasonNoHandlerNodes, r.summary),
+			cond(ConditionDegraded, operv1.ConditionTrue, ReasonNoHandlerNodes,
+				"no node matches the handler's node selector, so no policy can be applied; check spec.kubernetesNMState.handlerPlacement"),
+		}
+	}
+
+	available := cond(ConditionAvailable, operv1.ConditionTrue, d.Reason, d.Message)
+	if !r.present || !r.available {
+		available = cond(ConditionAvailable, operv1.ConditionFalse, ReasonDeploying, "no handler is available yet, so policies are not enforced ("+r.summary+"); "+d.Message)
+	}
+	progressing := cond(ConditionProgressing, operv1.ConditionFalse, ReasonAsExpected, r.summary)
+	degraded := asExpected
+	if r.progressing {
+		reason := ReasonRollingOut
+		if !r.present {
+			reason = ReasonDeploying
+		}
+		progressing = cond(ConditionProgressing, operv1.ConditionTrue, reason, r.summary)
+		if since, hung := hungSince(o); hung {
+			degraded = cond(ConditionDegraded, operv1.ConditionTrue, ReasonRolloutHung,
+				fmt.Sprintf("the kubernetes-nmstate rollout has not finished in %s: %s; check the pods with: oc -n %s get pods -l app=kubernetes-nmstate",
+					o.Now.Sub(since).Round(time.Minute), r.summary, Namespace))
+		}
+	}
+	return []operv1.OperatorCondition{available, progressing, degraded}
 }
 
 type rollout struct {
@@ -147,14 +183,11 @@ func observeRollout(o Observed) rollout {
 	handlerSeen := hs.ObservedGeneration >= h.Generation
 	handlerDone := handlerSeen && hs.UpdatedNumberScheduled >= hs.DesiredNumberScheduled &&
 		hs.NumberAvailable >= hs.DesiredNumberScheduled
-	var handler string
-	switch {
-	case !handlerSeen:
+	handler := fmt.Sprintf("handler ready on %d of %d nodes", hs.NumberAvailable, hs.DesiredNumberScheduled)
+	if !handlerSeen {
 		handler = "handler DaemonSet not yet picked up by its controller"
-	case hs.UpdatedNumberScheduled < hs.DesiredNumberScheduled:
+	} else if hs.UpdatedNumberScheduled < hs.DesiredNumberScheduled {
 		handler = fmt.Sprintf("handler updated on %d of %d nodes, ready on %d", hs.UpdatedNumberScheduled, hs.DesiredNumberScheduled, hs.NumberAvailable)
-	default:
-		handler = fmt.Sprintf("handler ready on %d of %d nodes", hs.NumberAvailable, hs.DesiredNumberScheduled)
 	}
 	r.noNodes = handlerSeen && hs.DesiredNumberScheduled == 0
 
@@ -179,15 +212,15 @@ func observeRollout(o Observed) rollout {
 	return r
 }
 
-func keptMessage(policies int) string {
-	switch {
-	case policies < 0:
-		return ""
-	case policies == 1:
-		return "1 NodeNetworkConfigurationPolicy was kept; "
-	default:
-		return fmt.Sprintf("%d NodeNetworkConfigurationPolicies were kept; ", policies)
+// unenforced says how many policies no handler enforces, when any do exist.
+func unenforced(policies int) string {
+	if policies == 1 {
+		return "1 NodeNetworkConfigurationPolicy exists and is not enforced, as no kubernetes-nmstate handler runs; "
 	}
+	if policies > 1 {
+		return fmt.Sprintf("%d NodeNetworkConfigurationPolicies exist and are not enforced, as no kubernetes-nmstate handler runs; ", policies)
+	}
+	return ""
 }
 
 // hungSince reports when the current rollout started, if that is longer ago

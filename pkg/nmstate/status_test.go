@@ -43,6 +43,8 @@ func TestConditions(t *testing.T) {
 	progressingSince := func(d time.Duration) []operv1.OperatorCondition {
 		return []operv1.OperatorCondition{{Type: ConditionProgressing, Status: operv1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-d))}}
 	}
+	keptForPolicies := Decide(Config{}, Cluster{Platform: "AWS", ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable",
+		DefaultOnGate: true, Deployed: true, Policies: 4})
 	badConfig := &Error{Reason: ReasonInvalidConfig, Err: errors.New(`spec.kubernetesNMState.mode is "enabled"`)}
 
 	tests := []struct {
@@ -53,22 +55,22 @@ func TestConditions(t *testing.T) {
 		available, progressing, degrade want
 	}{
 		{name: "disabled by the user, policies kept", decision: disabled, observed: Observed{Policies: 3},
-			available:   want{operv1.ConditionFalse, ReasonUserDisabled, []string{"3 NodeNetworkConfigurationPolicies were kept"}},
-			progressing: want{operv1.ConditionFalse, ReasonUserDisabled, nil},
-			degrade:     want{operv1.ConditionFalse, ReasonUserDisabled, nil}},
+			available:   want{operv1.ConditionFalse, ReasonUserDisabled, []string{"3 NodeNetworkConfigurationPolicies exist and are not enforced", `"mode":"Enabled"`}},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "one policy kept", decision: disabled, observed: Observed{Policies: 1},
-			available:   want{operv1.ConditionFalse, ReasonUserDisabled, []string{"1 NodeNetworkConfigurationPolicy was kept"}},
-			progressing: want{operv1.ConditionFalse, ReasonUserDisabled, nil},
-			degrade:     want{operv1.ConditionFalse, ReasonUserDisabled, nil}},
+			available:   want{operv1.ConditionFalse, ReasonUserDisabled, []string{"1 NodeNetworkConfigurationPolicy exists and is not enforced"}},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "off by platform default is not Degraded", decision: notDefault, observed: Observed{Policies: -1},
 			available:   want{operv1.ConditionFalse, ReasonPlatformNotDefault, []string{"off by default on AWS", "Enabled"}},
-			progressing: want{operv1.ConditionFalse, ReasonPlatformNotDefault, nil},
-			degrade:     want{operv1.ConditionFalse, ReasonPlatformNotDefault, nil}},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "disabled while the workloads are still there", decision: disabled,
 			observed:    Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionFalse, ReasonUserDisabled, nil},
-			progressing: want{operv1.ConditionTrue, ReasonRemoving, nil},
-			degrade:     want{operv1.ConditionFalse, ReasonUserDisabled, nil}},
+			progressing: want{operv1.ConditionTrue, ReasonRemoving, []string{"removing the kubernetes-nmstate handler and webhook"}},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "enabled, nothing created yet", decision: enabled, observed: Observed{},
 			available:   want{operv1.ConditionFalse, ReasonDeploying, []string{"waiting for the handler DaemonSet and webhook Deployment"}},
 			progressing: want{operv1.ConditionTrue, ReasonDeploying, nil},
@@ -78,7 +80,7 @@ func TestConditions(t *testing.T) {
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"not yet picked up"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "rolling out", decision: enabled, observed: Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2)},
-			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, []string{"handler ready on 3 of 5 nodes"}},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"handler ready on 3 of 5 nodes", "webhook 2 of 2"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "updating", decision: enabled, observed: Observed{Handler: handler(3, 3, 5, 2, 4), Webhook: webhook(2, 2, 2)},
@@ -86,12 +88,12 @@ func TestConditions(t *testing.T) {
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"handler updated on 2 of 5 nodes, ready on 4"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "ready", decision: enabled, observed: Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2)},
-			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, []string{"on by default on BareMetal", "handler ready on 5 of 5 nodes"}},
-			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, []string{"on by default on BareMetal"}},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, []string{"handler ready on 5 of 5 nodes"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "webhook down", decision: enabled, observed: Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 0)},
-			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, []string{"webhook 0 of 2 replicas available"}},
-			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"webhook 0 of 2 replicas available"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "rolling out for a while is not yet hung", decision: enabled,
 			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressingSince(5 * time.Minute), Now: now},
@@ -109,7 +111,7 @@ func TestConditions(t *testing.T) {
 			degrade:     want{operv1.ConditionTrue, ReasonNoHandlerNodes, []string{"handlerPlacement"}}},
 		{name: "invalid config keeps what runs", err: badConfig, observed: Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionTrue, ReasonKeptDeployed, []string{"keeps running as last deployed"}},
-			progressing: want{operv1.ConditionFalse, ReasonInvalidConfig, nil},
+			progressing: want{operv1.ConditionFalse, ReasonInvalidConfig, []string{"KubernetesNMStateDegraded"}},
 			degrade:     want{operv1.ConditionTrue, ReasonInvalidConfig, []string{`"enabled"`, "nothing on the cluster was changed"}}},
 		{name: "invalid config, nothing deployed", err: badConfig, observed: Observed{},
 			available:   want{operv1.ConditionFalse, ReasonInvalidConfig, nil},
@@ -119,6 +121,29 @@ func TestConditions(t *testing.T) {
 			available:   want{operv1.ConditionFalse, ReasonFailed, nil},
 			progressing: want{operv1.ConditionFalse, ReasonFailed, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonFailed, []string{"connection refused", "nothing was deleted"}}},
+		{name: "API error retried: what is observed stays true", decision: enabled, err: errors.New("connection refused"),
+			observed:    Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2), Retrying: true},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRetrying, []string{"retrying after: connection refused", "handler ready on 5 of 5 nodes"}},
+			degrade:     want{operv1.ConditionFalse, ReasonRetrying, []string{"reported here if it persists"}}},
+		{name: "workloads gone while retrying are not rolling out", decision: enabled, err: errors.New(`namespaces "openshift-nmstate" not found`),
+			observed:    Observed{Retrying: true},
+			available:   want{operv1.ConditionFalse, ReasonDeploying, []string{"waiting for the handler DaemonSet and webhook Deployment to be created"}},
+			progressing: want{operv1.ConditionTrue, ReasonRetrying, []string{"not found", "waiting for the handler DaemonSet and webhook Deployment to be created"}},
+			degrade:     want{operv1.ConditionFalse, ReasonRetrying, nil}},
+		{name: "retrying before a decision", err: errors.New("reading infrastructure/cluster: connection refused"),
+			observed:    Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2), Retrying: true},
+			available:   want{operv1.ConditionTrue, ReasonKeptDeployed, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRetrying, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonRetrying, nil}},
+		{name: "retrying before a decision, nothing running", err: errors.New("connection refused"), observed: Observed{Retrying: true},
+			available:   want{operv1.ConditionFalse, ReasonRetrying, []string{"no kubernetes-nmstate handler is available"}},
+			progressing: want{operv1.ConditionTrue, ReasonRetrying, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonRetrying, nil}},
+		{name: "kept for existing policies", decision: keptForPolicies, observed: Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2)},
+			available:   want{operv1.ConditionTrue, ReasonKeptForExistingPolicies, []string{"4 NodeNetworkConfigurationPolicies would otherwise no longer be enforced"}},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,10 +157,23 @@ func TestConditions(t *testing.T) {
 				require.NotNil(t, got, c.typ)
 				assert.Equal(t, c.want.status, got.Status, "%s: %s", c.typ, got.Message)
 				assert.Equal(t, c.want.reason, got.Reason, "%s: %s", c.typ, got.Message)
-				assert.NotEmpty(t, got.Message, c.typ)
 				for _, s := range c.want.message {
 					assert.Contains(t, got.Message, s, c.typ)
 				}
+				// The decision is said once, on Available; the others stay short.
+				if c.typ == ConditionAvailable {
+					assert.Contains(t, got.Message, tt.decision.Message)
+				} else {
+					assert.LessOrEqual(t, len(got.Message), 300, "%s: %s", c.typ, got.Message)
+					if tt.decision.Message != "" {
+						assert.NotContains(t, got.Message, tt.decision.Message, c.typ)
+					}
+				}
+				// A condition that is as expected needs no words, but a
+				// rollout's summary when there is one.
+				quiet := c.want.reason == ReasonAsExpected && c.want.status == operv1.ConditionFalse &&
+					(c.typ == ConditionDegraded || !tt.decision.Enabled)
+				assert.Equal(t, quiet, got.Message == "", "%s message %q", c.typ, got.Message)
 			}
 		})
 	}

@@ -608,12 +608,12 @@ func runAPIFaults(t *testing.T, seed uint64, rate float64, opts ...hostOption) {
 			return apierrors.IsNotFound(k.c.Get(k.ctx(), client.ObjectKeyFromObject(obj), got))
 		}), "%s was not pruned", obj.GetName())
 	}
-	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
-	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
+	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	// Counting the policies may have failed on a fault; a later reconcile counts them.
 	require.True(t, waitUntil(func() bool {
-		return strings.Contains(k.conditions()[nmstate.ConditionProgressing].Message, "3 NodeNetworkConfigurationPolicies were kept")
-	}), "the kept policies were never counted: %+v", k.conditions()[nmstate.ConditionProgressing])
+		return strings.Contains(k.conditions()[nmstate.ConditionAvailable].Message, "3 NodeNetworkConfigurationPolicies exist and are not enforced")
+	}), "the kept policies were never counted: %+v", k.conditions()[nmstate.ConditionAvailable])
 
 	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
 	again := k.waitSnapshot(objs)

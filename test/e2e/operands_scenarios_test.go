@@ -487,10 +487,10 @@ func TestOperandsDisableReEnable(t *testing.T) {
 	// The pods are gone: their containers stop, as their kubelets would stop them.
 	require.NoError(t, handler.Stop())
 	require.NoError(t, webhook.Stop())
-	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
+	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	available := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
-	assert.Contains(t, available.Message, "1 NodeNetworkConfigurationPolicy was kept")
-	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
+	assert.Contains(t, available.Message, "1 NodeNetworkConfigurationPolicy exists and is not enforced")
+	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	for _, crd := range nmstate.CRDNames {
 		assert.True(t, k.crdKept(crd), "CRD %s is kept", crd)
 	}

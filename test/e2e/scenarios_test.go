@@ -112,9 +112,11 @@ func TestBareMetalDefault(t *testing.T) {
 	k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
 	available := k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionTrue, nmstate.ReasonRollingOut)
 	assert.Contains(t, available.Message, "not yet picked up")
-	degraded := k.conditions()[nmstate.ConditionDegraded]
-	assert.Equal(t, operv1.ConditionFalse, degraded.Status)
-	assert.Contains(t, degraded.Message, "on by default on BareMetal")
+	conds := k.conditions()
+	assert.Equal(t, operv1.ConditionFalse, conds[nmstate.ConditionDegraded].Status)
+	assert.Empty(t, conds[nmstate.ConditionDegraded].Message, "nothing wrong, nothing to say")
+	assert.Contains(t, conds[nmstate.ConditionAvailable].Message, "on by default on BareMetal", "the decision is on Available")
+	assert.NotContains(t, available.Message, "on by default on BareMetal", "and only there")
 
 	for _, obj := range rendered(t, nmstate.Config{}, bareMetalHA) {
 		got := &unstructured.Unstructured{}
@@ -175,7 +177,7 @@ func TestAWSOptInWithKubectl(t *testing.T) {
 	// watch on the Network can have acted.
 	k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionTrue, nmstate.ReasonRollingOut)
-	assert.Contains(t, k.conditions()[nmstate.ConditionDegraded].Message, "enabled by spec.kubernetesNMState.mode")
+	assert.Contains(t, k.conditions()[nmstate.ConditionAvailable].Message, "enabled by spec.kubernetesNMState.mode")
 }
 
 // 4a. A wrong-case mode is refused by the API server's schema.
@@ -241,8 +243,9 @@ func TestDisableKeepsPolicies(t *testing.T) {
 	k.waitGone(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment)
 	k.waitGone(&rbacv1.ClusterRole{}, "", "nmstate-handler")
 	k.waitGone(&rbacv1.ClusterRoleBinding{}, "", "nmstate-handler")
-	c = k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
-	assert.Contains(t, c.Message, "3 NodeNetworkConfigurationPolicies were kept")
+	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+	c = k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
+	assert.Contains(t, c.Message, "3 NodeNetworkConfigurationPolicies exist and are not enforced")
 	for _, crd := range nmstate.CRDNames {
 		assert.True(t, k.crdKept(crd), crd)
 	}

@@ -798,8 +798,9 @@ func TestSecurityHostClusterRole(t *testing.T) {
 				return apierrors.IsNotFound(k.c.Get(k.ctx(), client.ObjectKeyFromObject(obj), got))
 			}), "%s was not pruned", obj.GetName())
 		}
-		c := k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
-		assert.Contains(t, c.Message, "3 NodeNetworkConfigurationPolicies were kept")
+		k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+		c := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
+		assert.Contains(t, c.Message, "3 NodeNetworkConfigurationPolicies exist and are not enforced")
 		for _, name := range nmstate.CRDNames {
 			assert.True(t, k.crdKept(name), name)
 		}

@@ -1,0 +1,120 @@
+package nmstate
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// docScenarios are the situations docs/troubleshooting.md shows, as the
+// plugin's own functions report them.
+func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
+	t.Helper()
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	ha := func(p configv1.PlatformType) Cluster {
+		return Cluster{Platform: p, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
+			InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
+	}
+	awsHosted := ha(configv1.AWSPlatformType)
+	awsHosted.ControlPlaneTopology = configv1.ExternalTopologyMode
+	gateOff := ha(configv1.BareMetalPlatformType)
+	gateOff.DefaultOnGate = false
+	standalone := ha(configv1.BareMetalPlatformType)
+	standalone.StandaloneOperator = true
+	awsRunning := ha(configv1.AWSPlatformType)
+	awsRunning.Deployed, awsRunning.Policies = true, 14
+
+	ready := Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)}
+	configErr := func(spec map[string]any) error {
+		_, err := ConfigFromNetwork(&unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"kubernetesNMState": spec}}})
+		require.Error(t, err)
+		return err
+	}
+	_, missingImage := Render(Decide(Config{}, ha(configv1.BareMetalPlatformType)), RenderParams{WebhookReplicas: 1}, manifestDir)
+	require.Error(t, missingImage)
+	terminating := errors.New(`daemonsets.apps "nmstate-handler" is forbidden: unable to create new content in namespace openshift-nmstate because it is being terminated`)
+	gone := errors.New(`namespaces "openshift-nmstate" not found`)
+	var applies []error
+	for _, o := range []string{"ServiceAccount openshift-nmstate/nmstate-handler", "Role openshift-nmstate/nmstate-handler", "DaemonSet openshift-nmstate/nmstate-handler"} {
+		applies = append(applies, fmt.Errorf("applying %s: %w", o, gone))
+	}
+
+	enabled := Decide(Config{}, ha(configv1.BareMetalPlatformType))
+	disabled := Decide(Config{Mode: ModeDisabled}, ha(configv1.BareMetalPlatformType))
+	return [][]operv1.OperatorCondition{
+		Conditions(enabled, nil, ready),
+		Conditions(Decide(Config{Mode: ModeEnabled}, awsHosted), nil, ready),
+		Conditions(Decide(Config{}, ha(configv1.AWSPlatformType)), nil, Observed{Policies: 0}),
+		Conditions(Decide(Config{}, awsHosted), nil, Observed{Policies: -1}),
+		Conditions(Decide(Config{}, ha("")), nil, Observed{Policies: -1}),
+		Conditions(disabled, nil, Observed{Policies: 2}),
+		Conditions(Decide(Config{}, gateOff), nil, Observed{Policies: 0}),
+		Conditions(Decide(Config{Mode: ModeEnabled}, standalone), nil, Observed{Policies: 4}),
+		Conditions(Decide(Config{}, awsRunning), nil, ready),
+		Conditions(enabled, nil, Observed{}),
+		Conditions(enabled, nil, Observed{Handler: handler(2, 2, 3, 1, 3), Webhook: webhook(2, 2, 2)}),
+		Conditions(enabled, nil, Observed{Handler: handler(2, 1, 3, 3, 3), Webhook: webhook(2, 2, 0)}),
+		Conditions(enabled, nil, Observed{Handler: handler(2, 2, 3, 1, 2), Webhook: webhook(2, 2, 1), Now: now,
+			Previous: []operv1.OperatorCondition{{Type: ConditionProgressing, Status: operv1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-20 * time.Minute))}}}),
+		Conditions(enabled, nil, Observed{Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)}),
+		Conditions(disabled, nil, Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Policies: 1}),
+		Conditions(Decision{}, configErr(map[string]any{"mode": "enabled"}), ready),
+		Conditions(Decision{}, configErr(map[string]any{"Mode": "Enabled"}), ready),
+		Conditions(Decision{}, configErr(map[string]any{"handlerPlacement": map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "windows"}}}), ready),
+		Conditions(Decision{}, configErr(map[string]any{"handlerPlacement": map[string]any{"tolerations": []any{map[string]any{"operator": "Equal"}}}}), ready),
+		Conditions(Decision{}, missingImage, ready),
+		Conditions(enabled, fmt.Errorf("applying DaemonSet openshift-nmstate/nmstate-handler: %w", terminating), ready),
+		Conditions(enabled, errors.Join(applies...), Observed{}),
+		Conditions(enabled, errors.Join(applies...), Observed{Retrying: true}),
+	}
+}
+
+// Every message quoted in a reason's section of docs/troubleshooting.md is
+// one the plugin writes with that reason, so the page cannot drift from the
+// code.
+func TestTroubleshootingMessagesAreReal(t *testing.T) {
+	written := map[string][]string{}
+	for _, conds := range docScenarios(t) {
+		for _, c := range conds {
+			written[c.Reason] = append(written[c.Reason], c.Message)
+		}
+	}
+	f, err := os.Open("../../docs/troubleshooting.md")
+	require.NoError(t, err)
+	defer f.Close()
+	heading := regexp.MustCompile("^### `([A-Za-z]+)`$")
+	reason, inText, quoted := "", false, 0
+	s := bufio.NewScanner(f)
+	s.Buffer(nil, 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		switch {
+		case heading.MatchString(line):
+			reason = heading.FindStringSubmatch(line)[1]
+		case strings.HasPrefix(line, "## "):
+			reason = ""
+		case line == "```text":
+			inText = true
+		case line == "```":
+			inText = false
+		case inText && reason != "" && line != "":
+			quoted++
+			assert.Contains(t, written[reason], line, "docs/troubleshooting.md quotes, under %s, a message the plugin does not write; it writes:\n%s",
+				reason, strings.Join(written[reason], "\n"))
+		}
+	}
+	require.NoError(t, s.Err())
+	assert.GreaterOrEqual(t, quoted, 20, "too few quoted messages found: is the page's layout what this test parses?")
+}

@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+// badPolicies are policies no handler could ever enact, each with the words
+// the admission policy refuses it with.
+var badPolicies = []struct{ manifest, refusal string }{
+	{policyManifest(strings.Repeat("a", 70), ""), "invalid policy name"},
+	{policyManifest("bad-selector", `"yes please!"`), "spec.nodeSelector values must be valid label values"},
+}
+
+func policyManifest(name, selectorValue string) string {
+	selector := ""
+	if selectorValue != "" {
+		selector = "\n  nodeSelector:\n    role: " + selectorValue
+	}
+	return fmt.Sprintf(`apiVersion: nmstate.io/v1
+kind: NodeNetworkConfigurationPolicy
+metadata:
+  name: %s
+spec:%s
+  desiredState:
+    interfaces:
+    - name: eth1
+      type: ethernet
+      state: up
+`, name, selector)
+}
+
+// requireRefused applies each bad policy with kubectl, as a user would, and
+// requires the API server to refuse it with the admission policy's words.
+func (k *cluster) requireRefused(t *testing.T) {
+	t.Helper()
+	for _, bad := range badPolicies {
+		out, err := k.kubectlApply(bad.manifest)
+		require.Error(t, err, "kubectl accepted a bad policy: %s", out)
+		assert.Contains(t, out, "nncp-validation-policy")
+		assert.Contains(t, out, bad.refusal)
+	}
+}
+
+// requireValidationKept requires the admission policy and its binding to be
+// on the server and not being deleted.
+func (k *cluster) requireValidationKept(t *testing.T) {
+	t.Helper()
+	for name, obj := range map[string]client.Object{
+		nmstate.ValidationPolicy:        &admissionregv1.ValidatingAdmissionPolicy{},
+		nmstate.ValidationPolicyBinding: &admissionregv1.ValidatingAdmissionPolicyBinding{},
+	} {
+		require.True(t, k.exists(obj, "", name), "%T %s was pruned", obj, name)
+		assert.Nil(t, obj.GetDeletionTimestamp(), "%T %s is being deleted", obj, name)
+	}
+}
+
+// TestValidationKeptWhileDisabled: the admission policy and its binding stay
+// with the CRDs, so a policy that could never be enacted is refused while
+// kubernetes-nmstate is off, whether the user disabled it or the standalone
+// operator is in charge. Before, both went with the handler, and a policy
+// accepted then could only be deleted once validation came back.
+func TestValidationKeptWhileDisabled(t *testing.T) {
+	k := startCluster(t, clusterOption{})
+	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
+	k.createNetwork(nil)
+	// The standalone operator's Deployment is not watched: the recheck
+	// finds it, as on a cluster.
+	k.startHost(func(o *controller.Options) { o.RecheckInterval = time.Second })
+	k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
+	k.createPolicy("bond0")
+	k.requireRefused(t)
+
+	t.Run("disabled by the user", func(t *testing.T) {
+		k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
+		// Progressing turns AsExpected only once the host saw the handler
+		// and webhook gone, after the pass that pruned.
+		k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+		k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
+		require.False(t, k.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet))
+		k.requireValidationKept(t)
+		k.requireRefused(t)
+	})
+
+	t.Run("managed by the standalone operator", func(t *testing.T) {
+		k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
+		k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
+		k.createOperatorDeployment(t)
+		k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedByStandaloneOperator)
+		k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+		k.requireValidationKept(t)
+		k.requireRefused(t)
+	})
+	assert.Equal(t, []string{"bond0"}, nncpNames(t, k))
+}
+
+// createOperatorDeployment creates what the host recognises as the OLM
+// operator: a Deployment labelled app=kubernetes-nmstate-operator. No
+// controller runs it here; only its presence matters.
+func (k *cluster) createOperatorDeployment(t *testing.T) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-nmstate-operator"}}
+	require.NoError(t, k.c.Create(k.ctx(), ns))
+	labels := map[string]string{"app": "kubernetes-nmstate-operator"}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "nmstate-operator", Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(int32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "operator", Image: "quay.io/nmstate/kubernetes-nmstate-operator:e2e"}}},
+			},
+		},
+	}
+	require.NoError(t, k.c.Create(k.ctx(), dep))
+}
+
+// TestDefaultOffKeepsPoliciesEnforced: a default that turns off under a
+// running handler with policies keeps it running, saying so, until the user
+// says Disabled; then the conditions count the policies no longer enforced.
+func TestDefaultOffKeepsPoliciesEnforced(t *testing.T) {
+	k := startCluster(t, clusterOption{})
+	k.createInfrastructure(configv1.AWSPlatformType, ha, ha)
+	k.createNetwork(map[string]any{"mode": "Enabled"})
+	// The host does not watch policies: the recheck sees the last one go.
+	k.startHost(func(o *controller.Options) { o.RecheckInterval = time.Second })
+	aws := bareMetalHA
+	aws.Platform = configv1.AWSPlatformType
+	enabled := k.waitSnapshot(rendered(t, nmstate.Config{Mode: nmstate.ModeEnabled}, aws))
+	k.createPolicy("bond0")
+	k.createPolicy("vlan100")
+
+	// The user removes mode: Enabled on AWS, where the default is off.
+	k.patchNetwork(`{"spec":{"kubernetesNMState":null}}`)
+	// No node runs the handler's pods here, so Available is False
+	// (Deploying) and carries the decision; with handlers ready it is True
+	// with reason KeptForExistingPolicies (pkg/nmstate's TestConditions).
+	c := k.waitAvailableContaining("keeps running because")
+	assert.Contains(t, c.Message, "off by default on AWS")
+	assert.Contains(t, c.Message, "keeps running because 2 NodeNetworkConfigurationPolicies would otherwise no longer be enforced")
+	assert.Contains(t, c.Message, `"mode":"Disabled"`)
+	assert.Empty(t, k.lost(enabled), "nothing was removed or recreated")
+	assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status)
+
+	// An explicit Disabled removes it and says what is no longer enforced.
+	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
+	k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
+	k.waitAvailableMessage(operv1.ConditionFalse, nmstate.ReasonUserDisabled, "2 NodeNetworkConfigurationPolicies exist and are not enforced")
+
+	// Omitting the mode again keeps it off: no handler runs that the
+	// default could keep.
+	k.patchNetwork(`{"spec":{"kubernetesNMState":null}}`)
+	k.waitAvailableMessage(operv1.ConditionFalse, nmstate.ReasonPlatformNotDefault, "2 NodeNetworkConfigurationPolicies exist and are not enforced")
+	assert.False(t, k.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet))
+
+	// Kept ends by itself once no policy is left to enforce.
+	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
+	k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
+	k.patchNetwork(`{"spec":{"kubernetesNMState":null}}`)
+	k.waitAvailableContaining("keeps running because")
+	for _, name := range []string{"bond0", "vlan100"} {
+		require.NoError(t, k.c.Delete(k.ctx(), nncp(t, name)))
+	}
+	k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
+	c = k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonPlatformNotDefault)
+	assert.NotContains(t, c.Message, "not enforced")
+}
+
+// waitAvailableContaining waits for a KubernetesNMStateAvailable message
+// containing text, whatever its status.
+func (k *cluster) waitAvailableContaining(text string) operv1.OperatorCondition {
+	k.t.Helper()
+	var c operv1.OperatorCondition
+	require.True(k.t, waitUntil(func() bool {
+		c = k.conditions()[nmstate.ConditionAvailable]
+		return strings.Contains(c.Message, text)
+	}), "Available never said %q: %+v", text, c)
+	return c
+}

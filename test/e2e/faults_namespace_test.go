@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+// TestFaultNamespaceDeleted: openshift-nmstate is deleted while enabled, and
+// the real namespace controller empties it. While it terminates, the host's
+// creates are refused; the conditions must still say what is there (the
+// workloads are gone: not RollingOut, not AsExpected), each cause once and
+// bounded. Then everything comes back in a new namespace, and nothing of the
+// users' is lost.
+func TestFaultNamespaceDeleted(t *testing.T) {
+	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
+	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
+	k.createNetwork(nil)
+	// An hour of grace: the errors are never Degraded within this test, so
+	// only conditions written during the grace can show the change; the
+	// host used to write none then.
+	k.startHost(func(o *controller.Options) { o.FailureGrace = time.Hour })
+	k.waitOperandsSettled(6, 2)
+	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
+	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+	k.createPolicy("bond0")
+	objs := rendered(t, nmstate.Config{}, bareMetalHA)
+	before := k.waitSnapshot(objs)
+	ns := &corev1.Namespace{}
+	require.True(t, k.exists(ns, "", nmstate.Namespace))
+	oldUID := ns.UID
+	history := k.recordEvents(networkList(), &appsv1.DaemonSetList{}, &appsv1.DeploymentList{})
+
+	out, err := k.kubectl("delete", "namespace", nmstate.Namespace, "--wait=false")
+	require.NoError(t, err, out)
+
+	var progressing operv1.OperatorCondition
+	require.True(t, waitUntil(func() bool {
+		progressing = k.conditions()[nmstate.ConditionProgressing]
+		return progressing.Reason == nmstate.ReasonRetrying && strings.Contains(progressing.Message, "being terminated")
+	}), "the conditions never said that the host retries creates in the terminating namespace: %+v", progressing)
+	lines := strings.Split(progressing.Message, "\n")
+	assert.Equal(t, len(lines), sets.New(lines...).Len(), "each cause once: %s", progressing.Message)
+	assert.LessOrEqual(t, len(progressing.Message), 1024+200, "bounded: %s", progressing.Message)
+
+	require.True(t, waitUntil(func() bool {
+		return k.exists(ns, "", nmstate.Namespace) && ns.UID != oldUID && ns.DeletionTimestamp == nil
+	}), "the host never recreated the namespace")
+	k.waitOperandsSettled(6, 2)
+	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
+	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+	events := history.stop()
+
+	// Only what lived in the namespace was recreated: the cluster-scoped
+	// objects, the CRDs and the policy were never touched.
+	for _, key := range k.lost(before) {
+		inNamespace := strings.Contains(key, " "+nmstate.Namespace+"/") || strings.HasPrefix(key, "Namespace "+nmstate.Namespace+" ")
+		assert.True(t, inNamespace, "a cluster-scoped object was lost: %s", key)
+	}
+	for _, crd := range nmstate.CRDNames {
+		assert.True(t, k.crdKept(crd), crd)
+	}
+	assert.Equal(t, []string{"bond0"}, nncpNames(t, k))
+
+	// Every status written while the workloads were gone said so, and
+	// none was Degraded (the grace is an hour).
+	handler, webhook := true, true
+	sawGone := false
+	for _, e := range events {
+		switch o := e.obj.(type) {
+		case *appsv1.DaemonSet:
+			handler = e.typ != "DELETED"
+		case *appsv1.Deployment:
+			webhook = e.typ != "DELETED"
+		case *unstructured.Unstructured:
+			conds := conditionsOf(t, o)
+			assert.NotEqual(t, operv1.ConditionTrue, conds[nmstate.ConditionDegraded].Status, "Degraded within the grace: %+v", conds[nmstate.ConditionDegraded])
+			p := conds[nmstate.ConditionProgressing]
+			if !handler && !webhook && strings.Contains(p.Message, "waiting for the handler DaemonSet and webhook Deployment to be created") {
+				sawGone = true
+			}
+		}
+	}
+	assert.True(t, sawGone, "no status written while both workloads were gone said they were")
+}
