@@ -110,10 +110,10 @@ func (c Cluster) String() string {
 }
 
 func (c Cluster) platformName() string {
-	switch {
-	case c.Platform == "":
+	if c.Platform == "" {
 		return "not reported by infrastructures.config.openshift.io/cluster"
-	case !slices.Contains(KnownPlatforms, c.Platform):
+	}
+	if !slices.Contains(KnownPlatforms, c.Platform) {
 		return quote(string(c.Platform)) + " (unknown to this release)"
 	}
 	return string(c.Platform)
@@ -122,8 +122,10 @@ func (c Cluster) platformName() string {
 // boundedName keeps a well-formed enum value as it is and quotes and cuts
 // anything else.
 func boundedName(s string) string {
-	if len(s) <= 32 && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+	if len(s) <= 32 && strings.IndexFunc(s, notLetter) < 0 {
 		return s
 	}
 	return quote(s)
 }
+
+func notLetter(r rune) bool { return !unicode.IsLetter(r) }

@@ -37,8 +37,8 @@ type Config struct {
 // can find the bad value in `oc edit network.operator cluster`.
 const (
 	fieldRoot      = "spec.kubernetesNMState"
-	fieldMode      = fieldRoot + ".mode"
-	fieldPlacement = fieldRoot + ".handlerPlacement"
+	fieldMode      = "spec.kubernetesNMState.mode"
+	fieldPlacement = "spec.kubernetesNMState.handlerPlacement"
 )
 
 var validModes = []Mode{ModeEnabled, ModeDisabled}

@@ -53,7 +53,12 @@ func quote(v any) string {
 
 // maxErrorText bounds the error text of a condition, so that a status write
 // stays small however many objects failed, and an SRE reads each cause once.
-const maxErrorText = 1024
+// summaryRoom is what the causes' lines may take, each with its newline:
+// the rest is room for the count of what does not fit.
+const (
+	maxErrorText = 1024
+	summaryRoom  = maxErrorText - len("\n(and 1000 more distinct errors)")
+)
 
 // Summarize is err as one line per distinct cause, in order of first
 // appearance: the first object the cause hit, how many more it hit, and the
@@ -78,8 +83,6 @@ func Summarize(err error) string {
 		groups = append(groups, g)
 	}
 
-	// Room for the count of what does not fit.
-	const room = maxErrorText - len("\n(and 1000 more distinct errors)")
 	var lines []string
 	size := 0
 	for _, g := range groups {
@@ -90,10 +93,10 @@ func Summarize(err error) string {
 		if g.more > 0 {
 			line = fmt.Sprintf("%s (and %d more like it): %s", g.first, g.more, g.cause)
 		}
-		if len(line) > room-1 {
-			line = strings.ToValidUTF8(line[:room-1-len("...")], "") + "..."
+		if len(line) > summaryRoom-1 {
+			line = strings.ToValidUTF8(line[:summaryRoom-1-len("...")], "") + "..."
 		}
-		if size+len(line)+1 > room {
+		if size+len(line)+1 > summaryRoom {
 			break
 		}
 		lines = append(lines, line)

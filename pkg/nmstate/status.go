@@ -214,13 +214,13 @@ func observeRollout(o Observed) rollout {
 
 // unenforced says how many policies no handler enforces, when any do exist.
 func unenforced(policies int) string {
+	if policies <= 0 {
+		return ""
+	}
 	if policies == 1 {
 		return "1 NodeNetworkConfigurationPolicy exists and is not enforced, as no kubernetes-nmstate handler runs; "
 	}
-	if policies > 1 {
-		return fmt.Sprintf("%d NodeNetworkConfigurationPolicies exist and are not enforced, as no kubernetes-nmstate handler runs; ", policies)
-	}
-	return ""
+	return fmt.Sprintf("%d NodeNetworkConfigurationPolicies exist and are not enforced, as no kubernetes-nmstate handler runs; ", policies)
 }
 
 // hungSince reports when the current rollout started, if that is longer ago

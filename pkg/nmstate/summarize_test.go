@@ -66,4 +66,23 @@ func TestSummarize(t *testing.T) {
 		assert.True(t, strings.HasPrefix(got, "xxx"), got[:10])
 		assert.Contains(t, got, "...")
 	})
+
+	// The bounds, byte for byte: a line may take summaryRoom-1 bytes, all
+	// lines with their newlines summaryRoom.
+	t.Run("a line that just fits is kept whole", func(t *testing.T) {
+		cause := strings.Repeat("y", summaryRoom-1)
+		assert.Equal(t, cause, Summarize(errors.New(cause)))
+	})
+	t.Run("a byte more and it is cut to fit", func(t *testing.T) {
+		got := Summarize(errors.New(strings.Repeat("y", summaryRoom)))
+		assert.Equal(t, strings.Repeat("y", summaryRoom-4)+"...", got)
+	})
+	t.Run("two lines that just fit are both kept", func(t *testing.T) {
+		a, b := strings.Repeat("a", 500), strings.Repeat("b", summaryRoom-502)
+		assert.Equal(t, a+"\n"+b, Summarize(errors.Join(errors.New(a), errors.New(b))))
+	})
+	t.Run("a byte more and the second is counted", func(t *testing.T) {
+		a, b := strings.Repeat("a", 500), strings.Repeat("b", summaryRoom-501)
+		assert.Equal(t, a+"\n(and 1 more distinct errors)", Summarize(errors.Join(errors.New(a), errors.New(b))))
+	})
 }
