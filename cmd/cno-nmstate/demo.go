@@ -12,15 +12,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
 	configv1 "github.com/openshift/api/config/v1"
 	operv1 "github.com/openshift/api/operator/v1"
+	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
@@ -41,7 +43,9 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ctrl.SetLogger(logr.Discard()) // the demo prints what matters itself
+	// The demo prints what matters itself; the host's errors, which a
+	// condition only summarizes, go to stderr as `run` logs them.
+	ctrl.SetLogger(zap.New(zap.WriteTo(stderr), zap.Level(zapcore.ErrorLevel)))
 
 	nodes := devcluster.BareMetalNodes()
 	fmt.Fprintf(stdout, "== starting an embedded control plane: kube-apiserver, etcd, kube-controller-manager, kube-scheduler, and kwok playing the kubelets of %d nodes\n", len(nodes))
@@ -270,15 +274,24 @@ func difference(before, after []string) []string {
 	return out
 }
 
+// printConditions prints the plugin's conditions as
+// `oc get network.operator cluster -o yaml` shows them.
 func printConditions(ctx context.Context, c client.Client, w io.Writer) error {
 	conds, err := devcluster.Conditions(ctx, c)
 	if err != nil {
 		return fmt.Errorf("reading the conditions: %w", err)
 	}
-	fmt.Fprintln(w, "conditions on network.operator.openshift.io/cluster:")
+	var ours []operv1.OperatorCondition
 	for _, t := range []string{nmstate.ConditionAvailable, nmstate.ConditionProgressing, nmstate.ConditionDegraded} {
-		cond := conds[t]
-		fmt.Fprintf(w, "  %-30s %-6s %-20s %s\n", t, cond.Status, cond.Reason, strings.TrimSpace(cond.Message))
+		ours = append(ours, conds[t])
+	}
+	data, err := yaml.Marshal(map[string]any{"status": map[string]any{"conditions": ours}})
+	if err != nil {
+		return fmt.Errorf("encoding the conditions: %w", err)
+	}
+	fmt.Fprintln(w, "$ oc get network.operator cluster -o yaml   (the plugin's conditions)")
+	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		fmt.Fprintln(w, "  "+line)
 	}
 	return nil
 }

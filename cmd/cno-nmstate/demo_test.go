@@ -29,12 +29,13 @@ func TestDemo(t *testing.T) {
 		"DaemonSet openshift-nmstate/nmstate-handler",
 		"handler DaemonSet: 6 of 6 scheduled pods ready; webhook Deployment: 2 of 2 replicas available",
 		`windows-0  no handler: the handler's nodeSelector kubernetes.io/os=linux does not match the node's "windows"`,
-		"KubernetesNMStateAvailable     True   PlatformDefault",
+		"$ oc get network.operator cluster -o yaml",
+		"      reason: PlatformDefault\n      status: \"True\"\n      type: KubernetesNMStateAvailable",
 		"interface lo type loopback state up",
 		"Available    True   SuccessfullyConfigured   1/1 nodes successfully configured",
 		"enactment worker-0.demo-dummy0",
 		"removed:",
-		"KubernetesNMStateAvailable     False  UserDisabled",
+		"      reason: UserDisabled\n      status: \"False\"\n      type: KubernetesNMStateAvailable",
 		"1 NodeNetworkConfigurationPolicy exists and is not enforced",
 	} {
 		assert.Contains(t, out, want)
