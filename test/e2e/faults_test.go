@@ -382,28 +382,27 @@ func TestFaultInfrastructure(t *testing.T) {
 	assert.Empty(t, k.lost(s))
 	t.Logf("unreadable Infrastructure inputs tried with mode Enabled: %d; objects lost: %d", tried, lost)
 
-	// Still no Infrastructure: the platform default is off and Disabled
-	// works; neither is Degraded, and the CRDs and the policy stay.
+	// Still no Infrastructure: the platform default is off, so the running
+	// handler is kept while it has a policy to enforce, and Disabled
+	// removes it; neither is Degraded, and the CRDs and the policy stay.
 	t.Run("missing, mode omitted and Disabled", func(t *testing.T) {
 		k.createPolicy("vlan100")
 		// The CRD wants at least one property in kubernetesNMState, so
 		// "omitted" drops the whole field.
-		for _, mode := range []string{"null", `{"mode":"Disabled"}`} {
-			k.patchNetwork(`{"spec":{"kubernetesNMState":` + mode + `}}`)
-			reason := nmstate.ReasonPlatformNotDefault
-			if mode != "null" {
-				reason = nmstate.ReasonUserDisabled
-			}
-			k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, reason)
-			k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
-			assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status, mode)
-			for _, name := range nmstate.CRDNames {
-				assert.True(t, k.crdKept(name), "CRD %s kept", name)
-			}
-			assert.Equal(t, []string{"vlan100"}, nncpNames(t, k), "the policy is kept with mode %s", mode)
-			k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
-			k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
+		k.patchNetwork(`{"spec":{"kubernetesNMState":null}}`)
+		c := k.waitAvailableContaining("keeps running because 1 NodeNetworkConfigurationPolicy would otherwise no longer be enforced")
+		assert.Contains(t, c.Message, "platform not reported by infrastructures.config.openshift.io/cluster")
+		assert.Empty(t, k.lost(s), "the handler is kept, not recreated")
+		assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status)
+
+		k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
+		k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
+		k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
+		assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status)
+		for _, name := range nmstate.CRDNames {
+			assert.True(t, k.crdKept(name), "CRD %s kept", name)
 		}
+		assert.Equal(t, []string{"vlan100"}, nncpNames(t, k), "the policy is kept")
 	})
 }
 
@@ -598,7 +597,8 @@ func runAPIFaults(t *testing.T, seed uint64, rate float64, opts ...hostOption) {
 	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
 	var prunable []string
 	for _, obj := range objs {
-		if obj.GetKind() == "CustomResourceDefinition" || obj.GetKind() == "Namespace" {
+		gvk := obj.GroupVersionKind()
+		if nmstate.KeptOnDisable(gvk.Group, gvk.Kind, obj.GetName()) {
 			continue
 		}
 		prunable = append(prunable, obj.GetName())
@@ -826,8 +826,8 @@ func TestFaultFlapping(t *testing.T) {
 	require.Equal(t, "Enabled", mode, "an even number of patches ends where it started")
 
 	k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
-	c := k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
-	assert.Contains(t, c.Message, "enabled by spec.kubernetesNMState.mode")
+	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+	assert.Contains(t, k.conditions()[nmstate.ConditionAvailable].Message, "enabled by spec.kubernetesNMState.mode")
 	// A reconcile started after the last patch has finished: this is the
 	// final state, and it must be the last mode's.
 	assert.True(t, k.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet))

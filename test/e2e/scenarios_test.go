@@ -482,8 +482,8 @@ func TestStatusFromDaemonSet(t *testing.T) {
 
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: hung.Name}}
 	require.NoError(t, k.c.Patch(k.ctx(), node, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"kubernetes.io/os":null}}}`))))
-	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
-	c := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
+	c := k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	assert.Contains(t, c.Message, "handler ready on 6 of 6 nodes")
 	assert.Contains(t, c.Message, fmt.Sprintf("webhook %d of %d", 2, 2))
 	require.True(t, waitUntil(func() bool {

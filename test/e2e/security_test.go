@@ -789,7 +789,8 @@ func TestSecurityHostClusterRole(t *testing.T) {
 		}
 		k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
 		for _, obj := range objs {
-			if kept[obj.GetKind()] {
+			gvk := obj.GroupVersionKind()
+			if nmstate.KeptOnDisable(gvk.Group, gvk.Kind, obj.GetName()) {
 				continue
 			}
 			got := &unstructured.Unstructured{}

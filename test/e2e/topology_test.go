@@ -33,8 +33,8 @@ func TestHostedControlPlane(t *testing.T) {
 	assert.Nil(t, webhook.Spec.Template.Spec.Affinity)
 	assert.EqualValues(t, 2, *webhook.Spec.Replicas)
 	k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
-	c = k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
-	assert.Contains(t, c.Message, "handler and the webhook both run on this cluster's worker nodes")
+	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+	assert.Contains(t, k.conditions()[nmstate.ConditionAvailable].Message, "handler and the webhook both run on this cluster's worker nodes")
 }
 
 // The staged default: with the gate off, BareMetal stays off until the user
