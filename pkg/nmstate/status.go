@@ -59,10 +59,12 @@ type Observed struct {
 // wrong.
 func Conditions(d Decision, err error, o Observed) []operv1.OperatorCondition {
 	r := observeRollout(o)
-	out := steady(d, o, r)
-	if err != nil && o.Retrying {
+	var out []operv1.OperatorCondition
+	if err == nil {
+		out = steady(d, o, r)
+	} else if o.Retrying {
 		out = retrying(d, err, o, r)
-	} else if err != nil {
+	} else {
 		out = stopped(err, r)
 	}
 	for i := range out {
