@@ -20,6 +20,9 @@ mutants=(
 	"prune CRDs like any other kind~pkg/controller/controller.go~&networkingv1.NetworkPolicy{},~&networkingv1.NetworkPolicy{}, &apiextensionsv1.CustomResourceDefinition{},~TestPruneNoLongerRendered"
 	"write the status on every reconcile~pkg/controller/controller.go~if conditionsUnchanged(NetworkConditions(network), conditions) {~if false && conditionsUnchanged(NetworkConditions(network), conditions) {~TestIdleReconcilesWriteNothing"
 	"apply on every reconcile~pkg/controller/controller.go~if !r.opts.ApplyEveryReconcile {~if false {~TestIdleReconcilesWriteNothing"
+	"apply without taking hand-edited fields back~pkg/controller/controller.go~client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {~client.FieldOwner(FieldManager)); err != nil {~TestHandEditsBeyondOwnedFields"
+	"ignore handler DaemonSets of others~pkg/controller/other_manager.go~if ds := &handlers.Items[i]; !renderedHandler(ds) {~if ds := &handlers.Items[i]; false && !renderedHandler(ds) {~TestOtherHandlerDefersTheHost"
+	"read only the first handler DaemonSet~pkg/controller/other_manager.go~handlerLabels, client.Limit(2)~handlerLabels, client.Limit(1)~TestOtherHandlerDefersTheHost"
 )
 
 copy_checkout() {

@@ -291,7 +291,7 @@ func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructure
 	}
 	cluster := nmstate.ClusterFromInfrastructure(infra)
 	cluster.DefaultOnGate = r.opts.DefaultOnGate
-	if cluster.StandaloneOperator, err = StandaloneOperatorPresent(ctx, r.reader); err != nil {
+	if cluster.ManagedBy, err = OtherManager(ctx, r.reader); err != nil {
 		return nmstate.Decision{}, err
 	}
 

@@ -19,6 +19,12 @@ type Cluster struct {
 	// an NMState CR is present. Only one handler may run per node, so CNO then
 	// stays out of the way whatever the mode says.
 	StandaloneOperator bool
+	// ManagedBy names whoever else deploys kubernetes-nmstate's handler, for
+	// the message (e.g. "the standalone kubernetes-nmstate operator
+	// (NMState CR nmstate)"); empty when nobody does. Non-empty, it defers CNO
+	// just as StandaloneOperator does, which is left for callers that know
+	// only that there is one (the render command's flag).
+	ManagedBy string
 	// DefaultOnGate is the staged-rollout lever (FeatureGate
 	// KubernetesNMStateByDefault): while false, an omitted mode means disabled
 	// on every platform; an explicit Enabled still works.
@@ -67,7 +73,7 @@ var DefaultOnPlatforms = []configv1.PlatformType{
 // fail CNO's Render. An empty or unknown platform is simply not one where
 // kubernetes-nmstate is on by default (mode Enabled and Disabled still work),
 // and empty topologies are those of clusters older than the topology fields:
-// highly available. The caller fills StandaloneOperator and DefaultOnGate.
+// highly available. The caller fills ManagedBy and DefaultOnGate.
 func ClusterFromInfrastructure(infra *configv1.Infrastructure) Cluster {
 	c := Cluster{
 		ControlPlaneTopology:   configv1.HighlyAvailableTopologyMode,

@@ -63,12 +63,16 @@ func DependsOnPolicies(cfg Config, d Decision) bool {
 func decide(cfg Config, c Cluster) Decision {
 	inputs := fmt.Sprintf("%s, mode %s", c, modeName(cfg.Mode))
 
-	if c.StandaloneOperator {
+	if c.StandaloneOperator || c.ManagedBy != "" {
+		who := c.ManagedBy
+		if who == "" {
+			who = "the standalone kubernetes-nmstate operator (an NMState CR or the operator is present)"
+		}
 		return Decision{
 			Reason: ReasonManagedByStandaloneOperator,
-			Message: fmt.Sprintf("kubernetes-nmstate is managed by the standalone kubernetes-nmstate operator (an NMState CR or the operator is present), "+
+			Message: fmt.Sprintf("kubernetes-nmstate is managed by %s, "+
 				"so the Cluster Network Operator deploys nothing: only one handler may run per node (%s); "+
-				"to hand over to the Cluster Network Operator, run `oc delete nmstates --all` and uninstall the kubernetes-nmstate operator; your NodeNetworkConfigurationPolicies are kept", inputs),
+				"to hand over to the Cluster Network Operator, remove it (the standalone operator: run `oc delete nmstates --all` and uninstall the kubernetes-nmstate operator); your NodeNetworkConfigurationPolicies are kept", who, inputs),
 		}
 	}
 

@@ -173,6 +173,10 @@ func TestDecideExamples(t *testing.T) {
 	standaloneRunning.Deployed, standaloneRunning.Policies = true, 2
 	awsNoPolicies := ha(configv1.AWSPlatformType)
 	awsNoPolicies.Deployed = true
+	otherHandler := ha(configv1.BareMetalPlatformType)
+	otherHandler.ManagedBy = "whoever deployed DaemonSet openshift-cnv/nmstate-handler"
+	namedOperator := standalone
+	namedOperator.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
 
 	tests := []struct {
 		name        string
@@ -212,7 +216,13 @@ func TestDecideExamples(t *testing.T) {
 		{"nothing to enforce, nothing kept", ModeDefault, awsNoPolicies, false, ReasonPlatformNotDefault, nil, nil},
 		{"the standalone operator still wins", ModeDefault, standaloneRunning, false, ReasonManagedByStandaloneOperator, nil, nil},
 		{"standalone beats Enabled", ModeEnabled, standalone, false, ReasonManagedByStandaloneOperator,
-			[]string{"NMState CR", "kept"}, nil},
+			[]string{"NMState CR or the operator is present", "oc delete nmstates --all", "kept"}, nil},
+		{"another handler beats Enabled and is named", ModeEnabled, otherHandler, false, ReasonManagedByStandaloneOperator,
+			[]string{"managed by whoever deployed DaemonSet openshift-cnv/nmstate-handler, so", "remove it", "kept"}, []string{"is present"}},
+		{"another handler beats the platform default", ModeDefault, otherHandler, false, ReasonManagedByStandaloneOperator,
+			[]string{"DaemonSet openshift-cnv/nmstate-handler"}, nil},
+		{"the name wins over the bare flag", ModeDefault, namedOperator, false, ReasonManagedByStandaloneOperator,
+			[]string{"managed by the standalone kubernetes-nmstate operator (NMState CR nmstate), so"}, []string{"is present"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

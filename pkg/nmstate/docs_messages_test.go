@@ -33,6 +33,10 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 	gateOff.DefaultOnGate = false
 	standalone := ha(configv1.BareMetalPlatformType)
 	standalone.StandaloneOperator = true
+	operatorDeployment := ha(configv1.BareMetalPlatformType)
+	operatorDeployment.ManagedBy = "the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)"
+	otherHandler := ha(configv1.BareMetalPlatformType)
+	otherHandler.ManagedBy = "whoever deployed DaemonSet openshift-cnv/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"
 	awsRunning := ha(configv1.AWSPlatformType)
 	awsRunning.Deployed, awsRunning.Policies = true, 14
 
@@ -62,6 +66,8 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 		Conditions(disabled, nil, Observed{Policies: 2}),
 		Conditions(Decide(Config{}, gateOff), nil, Observed{Policies: 0}),
 		Conditions(Decide(Config{Mode: ModeEnabled}, standalone), nil, Observed{Policies: 4}),
+		Conditions(Decide(Config{Mode: ModeEnabled}, operatorDeployment), nil, Observed{Policies: 4}),
+		Conditions(Decide(Config{Mode: ModeEnabled}, otherHandler), nil, Observed{Policies: 4}),
 		Conditions(Decide(Config{}, awsRunning), nil, ready),
 		Conditions(enabled, nil, Observed{}),
 		Conditions(enabled, nil, Observed{Handler: handler(2, 2, 3, 1, 3), Webhook: webhook(2, 2, 2)}),

@@ -297,16 +297,7 @@ func TestStandaloneOperatorHandover(t *testing.T) {
 
 	// What the OLM operator leaves: its CRDs (applied by another manager),
 	// a policy, and an NMState CR.
-	for _, obj := range rendered(t, nmstate.Config{}, bareMetalHA) {
-		if obj.GetKind() != "CustomResourceDefinition" {
-			continue
-		}
-		obj = obj.DeepCopy()
-		labels := obj.GetLabels()
-		delete(labels, nmstate.OwnerLabel)
-		obj.SetLabels(labels)
-		require.NoError(t, k.c.Apply(k.ctx(), client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("kubernetes-nmstate-operator")))
-	}
+	k.applyCRDsAs("kubernetes-nmstate-operator")
 	k.createPolicy("bond0")
 	nmstateCR := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "nmstate.io/v1", "kind": "NMState", "metadata": map[string]any{"name": "nmstate"}}}

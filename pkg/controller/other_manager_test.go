@@ -1,0 +1,74 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+func TestOtherManager(t *testing.T) {
+	handler := func(namespace, name string, labels map[string]string) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels}}
+	}
+	ours := map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.Version}
+	theirs := map[string]string{"app": "kubernetes-nmstate", "component": "kubernetes-nmstate-handler"}
+	rendered := handler(nmstate.Namespace, nmstate.HandlerDaemonSet, ours)
+	cnao := handler("openshift-cnv", "nmstate-handler", theirs)
+	operator := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: nmstate.Namespace, Name: "nmstate-operator",
+		Labels: map[string]string{"app": "kubernetes-nmstate-operator"}}}
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(nmstateCRGVK.GroupVersion().WithKind("NMState"))
+	cr.SetName("nmstate")
+
+	tests := []struct {
+		name    string
+		noCRD   bool
+		objs    []client.Object
+		managed string
+	}{
+		{name: "nothing", managed: ""},
+		{name: "no NMState CRD", noCRD: true, managed: ""},
+		{name: "only the rendered handler", objs: []client.Object{rendered}, managed: ""},
+		{name: "a DaemonSet that is no handler", objs: []client.Object{handler("openshift-multus", "multus", map[string]string{"app": "multus"})}, managed: ""},
+		{name: "cluster-network-addons-operator's handler beside ours", objs: []client.Object{rendered, cnao},
+			managed: "whoever deployed DaemonSet openshift-cnv/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
+		{name: "our name without our label: left by the standalone operator",
+			objs:    []client.Object{handler(nmstate.Namespace, nmstate.HandlerDaemonSet, theirs)},
+			managed: "whoever deployed DaemonSet openshift-nmstate/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
+		{name: "our label on a copy elsewhere", objs: []client.Object{handler("nmstate", nmstate.HandlerDaemonSet, ours)},
+			managed: "whoever deployed DaemonSet nmstate/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
+		{name: "another name in our namespace", objs: []client.Object{handler(nmstate.Namespace, "nmstate-handler-worker", ours)},
+			managed: "whoever deployed DaemonSet openshift-nmstate/nmstate-handler-worker, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
+		{name: "the operator's Deployment comes first", objs: []client.Object{operator, cr, cnao},
+			managed: "the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)"},
+		{name: "an NMState CR", objs: []client.Object{cr, rendered},
+			managed: "the standalone kubernetes-nmstate operator (NMState CR nmstate)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			scheme, err := NewScheme()
+			require.NoError(t, err)
+			mapper := meta.NewDefaultRESTMapper(nil)
+			mapper.Add(appsv1.SchemeGroupVersion.WithKind("DaemonSet"), meta.RESTScopeNamespace)
+			mapper.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), meta.RESTScopeNamespace)
+			if !tt.noCRD {
+				scheme.AddKnownTypeWithName(nmstateCRGVK.GroupVersion().WithKind("NMState"), &unstructured.Unstructured{})
+				scheme.AddKnownTypeWithName(nmstateCRGVK, &unstructured.UnstructuredList{})
+				mapper.Add(nmstateCRGVK.GroupVersion().WithKind("NMState"), meta.RESTScopeRoot)
+			}
+			reader := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(tt.objs...).Build()
+			got, err := OtherManager(t.Context(), reader)
+			require.NoError(t, err)
+			assert.Equal(t, tt.managed, got)
+		})
+	}
+}
