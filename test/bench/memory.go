@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,9 +47,9 @@ func (b *bench) memory(dc *devcluster.Cluster, root string, sizes []int, nnsKB i
 		if err != nil {
 			return hostMemory{}, err
 		}
-		defer h.stop()
 		time.Sleep(settle)
-		return h.measure()
+		m, err := h.measure()
+		return m, errors.Join(err, h.stop())
 	}
 	var out []memorySample
 	created := 0
