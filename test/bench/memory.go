@@ -9,14 +9,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/test/bench/reconciles"
 )
 
 // memorySample is one cluster size's figures.
@@ -75,19 +79,33 @@ func (b *bench) memory(dc *devcluster.Cluster, root string, sizes []int, nnsKB i
 	return out, nil
 }
 
-// idleRequests counts the requests of the second reconcile of a freshly
-// started host: the first applies everything once.
+// idleRequests counts the requests of an idle reconcile: that of a host
+// started afresh, once its manager's own first reconcile, which applies
+// everything once, is done. Nothing else of the host runs meanwhile (its
+// next recheck is RecheckInterval away), so every request counted is the
+// reconcile's, discovery included.
 func (b *bench) idleRequests() (int, error) {
+	before, err := reconciles.Done(reconciles.Synced)
+	if err != nil {
+		return 0, err
+	}
 	if err := b.startHost(false); err != nil {
 		return 0, err
 	}
 	defer b.stopHost()
-	for range 2 {
-		b.counter.Reset()
-		if _, err := b.host.Reconcile(b.ctx(), clusterReq); err != nil {
-			return 0, fmt.Errorf("idle reconcile: %w", err)
-		}
+	if err := wait.PollUntilContextTimeout(b.ctx(), 20*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		n, err := reconciles.Done(reconciles.Synced)
+		return n > before, err
+	}); err != nil {
+		return 0, fmt.Errorf("waiting for the host's first reconcile: %w", err)
 	}
+	b.counter.Reset()
+	if _, err := b.host.Reconcile(b.ctx(), clusterReq); err != nil {
+		return 0, fmt.Errorf("idle reconcile: %w", err)
+	}
+	sent := b.counter.Matching("/")
+	sort.Strings(sent)
+	fmt.Printf("  an idle reconcile sent: %s\n", strings.Join(sent, ", "))
 	return b.counter.Total(), nil
 }
 

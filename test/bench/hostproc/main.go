@@ -24,10 +24,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
+	"github.com/cno-nmstate/cno-nmstate/test/bench/reconciles"
 )
 
 func main() {
@@ -87,39 +87,16 @@ func withoutScoping(o cache.Options) cache.Options {
 }
 
 // waitReconciled waits for the host's first reconcile that applied every
-// object and wrote its status: the only one that returns RequeueAfter.
+// object and wrote its status.
 func waitReconciled(ctx context.Context) error {
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		n, err := reconciles("requeue_after")
+		n, err := reconciles.Done(reconciles.Synced)
 		return n > 0, err
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the first successful reconcile: %w", err)
 	}
 	return nil
-}
-
-// reconciles reads controller-runtime's own count of reconciles that ended
-// with result, over every controller in this process (there is one).
-func reconciles(result string) (float64, error) {
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		return 0, fmt.Errorf("reading the reconcile metrics: %w", err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == result {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n, nil
 }
 
 // answerHeap writes the heap in use after a GC for every line it reads.
