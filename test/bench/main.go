@@ -1,7 +1,8 @@
 // Command bench measures the plugin host's resource budget against a real
 // kube-apiserver and etcd, each figure beside its baseline from the same run,
-// and ends with a summary that scripts can read (see docs/resource-budget.md).
-// Run it with `make bench`.
+// and ends with a summary that scripts can read. With -write-doc it also
+// writes its figures into docs/resource-budget.md's generated section, as
+// `make bench` does.
 package main
 
 import (
@@ -64,6 +65,7 @@ func main() {
 	flag.IntVar(&o.nnsKB, "nns-kb", defaultNNSKB, "size of each NodeNetworkState's status in KB")
 	flag.DurationVar(&o.settle, "settle", defaultSettle, "how long a host process runs after its first successful reconcile before its memory is read")
 	flag.StringVar(&o.rolloutSizes, "rollout-nodes", defaultRolloutSizes, "kwok cluster sizes for the enable-to-rolled-out figure")
+	flag.StringVar(&o.writeDoc, "write-doc", "", "write the measured figures into this file's generated section (docs/resource-budget.md)")
 	flag.Parse()
 	ctrl.SetLogger(logr.Discard())
 	if err := run(o); err != nil {
@@ -72,6 +74,7 @@ func main() {
 	}
 }
 
+// The defaults are what docs/resource-budget.md's generated section shows.
 const (
 	defaultSizes        = "0,1000,5000"
 	defaultRolloutSizes = "100,1000"
@@ -80,9 +83,9 @@ const (
 )
 
 type options struct {
-	assets, root, sizes, rolloutSizes string
-	runs, nnsKB                       int
-	settle                            time.Duration
+	assets, root, sizes, rolloutSizes, writeDoc string
+	runs, nnsKB                                 int
+	settle                                      time.Duration
 }
 
 func run(o options) error {
@@ -158,6 +161,13 @@ func run(o options) error {
 	}
 	fmt.Println()
 	fmt.Print(r.summary())
+	if o.writeDoc == "" {
+		return nil
+	}
+	if err := writeDoc(o.writeDoc, r.docSection()); err != nil {
+		return err
+	}
+	fmt.Printf("wrote the figures into %s\n", o.writeDoc)
 	return nil
 }
 
