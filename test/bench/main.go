@@ -1,17 +1,16 @@
 // Command bench measures the plugin host's resource budget against a real
 // kube-apiserver and etcd, each figure beside its baseline from the same run,
-// and ends with a summary that scripts can read (see docs/resource-budget.md).
-// Run it with `make bench`.
+// and ends with a summary that scripts can read. With -write-doc it also
+// writes its figures into docs/resource-budget.md's generated section, as
+// `make bench` does.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,12 +23,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,7 +40,10 @@ import (
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
-const image = "quay.io/openshift/origin-kubernetes-nmstate-handler:bench"
+const (
+	image          = "quay.io/openshift/origin-kubernetes-nmstate-handler:bench"
+	releaseVersion = "4.99.0"
+)
 
 var (
 	clusterReq  = reconcile.Request{NamespacedName: client.ObjectKey{Name: "cluster"}}
@@ -59,39 +57,55 @@ func main() {
 	if code, reexeced := devcluster.RunIsolated(false); reexeced {
 		os.Exit(code)
 	}
-	assets := flag.String("assets", "bin", "directory with the binaries `make tools` builds")
-	root := flag.String("root", ".", "the repository root")
-	runs := flag.Int("runs", 20, "latency samples")
-	sizes := flag.String("nodes", "0,1000,5000", "cluster sizes for the memory figure, ascending")
-	nnsKB := flag.Int("nns-kb", 24, "size of each NodeNetworkState's status in KB")
-	rolloutSizes := flag.String("rollout-nodes", "100,1000", "kwok cluster sizes for the enable-to-rolled-out figure")
+	var o options
+	flag.StringVar(&o.assets, "assets", "bin", "directory with the binaries `make tools` builds")
+	flag.StringVar(&o.root, "root", ".", "the repository root")
+	flag.IntVar(&o.runs, "runs", 20, "latency samples")
+	flag.StringVar(&o.sizes, "nodes", defaultSizes, "cluster sizes for the memory figures, ascending")
+	flag.IntVar(&o.nnsKB, "nns-kb", defaultNNSKB, "size of each NodeNetworkState's status in KB")
+	flag.DurationVar(&o.settle, "settle", defaultSettle, "how long a host process runs after its first successful reconcile before its memory is read")
+	flag.StringVar(&o.rolloutSizes, "rollout-nodes", defaultRolloutSizes, "kwok cluster sizes for the enable-to-rolled-out figure")
+	flag.StringVar(&o.writeDoc, "write-doc", "", "write the measured figures into this file's generated section (docs/resource-budget.md)")
 	flag.Parse()
 	ctrl.SetLogger(logr.Discard())
-	if err := run(*assets, *root, *runs, *sizes, *nnsKB, *rolloutSizes); err != nil {
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-type summary struct {
-	idle, idleBaseline, rvChanges         int
-	growthMB, growthBaselineMB            float64
-	convergeP50, convergeP95, reflectP50  time.Duration
-	reflectP95                            time.Duration
-	renderRatio                           float64
-	requestsPerReconcile, requestsLargest int
-	largest                               int
+// The defaults are what docs/resource-budget.md's generated section shows.
+const (
+	defaultSizes        = "0,1000,5000"
+	defaultRolloutSizes = "100,1000"
+	defaultNNSKB        = 24
+	defaultSettle       = 5 * time.Second
+)
+
+type options struct {
+	assets, root, sizes, rolloutSizes, writeDoc string
+	runs, nnsKB                                 int
+	settle                                      time.Duration
 }
 
-func run(assets, root string, runs int, sizes string, nnsKB int, rolloutSizes string) error {
-	var s summary
-	manifests := filepath.Join(root, "bindata")
+func run(o options) error {
+	start := time.Now()
+	sizes, err := parseSizes("-nodes", o.sizes)
+	if err != nil {
+		return err
+	}
+	rolloutSizes, err := parseSizes("-rollout-nodes", o.rolloutSizes)
+	if err != nil {
+		return err
+	}
+	r := results{nnsKB: o.nnsKB, settle: o.settle}
+	manifests := filepath.Join(o.root, "bindata")
 
 	fmt.Println("== render cost: nmstate.Render vs CNO's render.RenderDir, same bindata and data")
-	s.renderRatio = renderRatio(manifests)
+	r.render, r.renderDir = renderCost(manifests)
 
-	dc, err := devcluster.Start(devcluster.Options{AssetsDir: assets, Nodes: devcluster.BareMetalNodes(),
-		NetworkCRD: filepath.Join(root, "manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml")})
+	dc, err := devcluster.Start(devcluster.Options{AssetsDir: o.assets, Nodes: devcluster.BareMetalNodes(),
+		NetworkCRD: filepath.Join(o.root, "manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml")})
 	if err != nil {
 		return err
 	}
@@ -105,72 +119,79 @@ func run(assets, root string, runs int, sizes string, nnsKB int, rolloutSizes st
 	}
 
 	fmt.Println("== idle write rate: 100 reconciles after convergence")
-	if s.idle, s.rvChanges, err = b.idle(false); err != nil {
+	if r.idle, r.rvChanges, err = b.idle(false); err != nil {
 		return err
 	}
-	if s.idleBaseline, _, err = b.idle(true); err != nil {
+	if r.idleBaseline, r.rvChangesBaseline, err = b.idle(true); err != nil {
 		return err
 	}
-	fmt.Printf("  host: %d mutating requests, %d resourceVersion changes; baseline (apply every object each reconcile): %d\n", s.idle, s.rvChanges, s.idleBaseline)
+	fmt.Printf("  host: %d mutating requests, %d resourceVersion changes; baseline (apply every object each reconcile): %d mutating requests, %d resourceVersion changes\n",
+		r.idle, r.rvChanges, r.idleBaseline, r.rvChangesBaseline)
 
-	fmt.Printf("== convergence latency over %d runs\n", runs)
-	if s.convergeP50, s.convergeP95, err = b.converge(runs); err != nil {
+	fmt.Printf("== convergence latency over %d runs\n", o.runs)
+	if r.convergeP50, r.convergeP95, err = b.converge(o.runs); err != nil {
 		return err
 	}
-	if s.reflectP50, s.reflectP95, err = b.reflect(runs); err != nil {
+	if r.reflectP50, r.reflectP95, err = b.reflect(o.runs); err != nil {
 		return err
 	}
-	fmt.Printf("  mode patch -> objects applied and conditions written: p50 %s, p95 %s\n", ms(s.convergeP50), ms(s.convergeP95))
-	fmt.Printf("  DaemonSet status -> conditions: p50 %s, p95 %s\n", ms(s.reflectP50), ms(s.reflectP95))
+	fmt.Printf("  mode patch -> objects applied and conditions written: p50 %s, p95 %s\n", ms(r.convergeP50), ms(r.convergeP95))
+	fmt.Printf("  DaemonSet status -> conditions: p50 %s, p95 %s\n", ms(r.reflectP50), ms(r.reflectP95))
 
-	fmt.Printf("== memory versus cluster size (%s nodes, NodeNetworkStates of %d KB)\n", sizes, nnsKB)
-	if err := b.memory(sizes, nnsKB, &s); err != nil {
+	fmt.Printf("== memory of the host's process versus cluster size (%s nodes, NodeNetworkStates of %d KB), beside the same host on controller-runtime's default cache\n", o.sizes, o.nnsKB)
+	if r.memory, err = b.memory(dc, o.root, sizes, o.nnsKB, o.settle); err != nil {
 		return err
 	}
 
 	dc.Stop()
 
-	fmt.Printf("== enable -> every handler pod ready and Available, on %s kwok nodes, beside kubectl apply of the same objects\n", rolloutSizes)
-	var rollouts []rolloutResult
-	for i, f := range strings.Split(rolloutSizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return fmt.Errorf("-rollout-nodes: %q is not a number", f)
-		}
-		r, err := rolloutAt(assets, root, n, i%2 == 0)
+	fmt.Printf("== enable -> every handler pod ready and Available, on %s kwok nodes, beside kubectl apply of the same objects\n", o.rolloutSizes)
+	for i, n := range rolloutSizes {
+		ro, err := rolloutAt(o.assets, o.root, n, i%2 == 0)
 		if err != nil {
 			return err
 		}
-		rollouts = append(rollouts, r)
+		r.rollouts = append(r.rollouts, ro)
 	}
-	printRollout(rollouts)
+	printRollout(r.rollouts)
 
+	r.took = time.Since(start)
+	if r.machine, err = thisMachine(); err != nil {
+		return err
+	}
 	fmt.Println()
-	fmt.Printf("idle_mutating_requests: %d (baseline %d)\n", s.idle, s.idleBaseline)
-	fmt.Printf("memory_growth_mb_5000_nodes: %.1f (baseline %.1f)\n", round1(s.growthMB), round1(s.growthBaselineMB))
-	fmt.Printf("converge_p50_ms: %d (p95 %d)\n", s.convergeP50.Milliseconds(), s.convergeP95.Milliseconds())
-	fmt.Printf("status_reflect_p50_ms: %d\n", s.reflectP50.Milliseconds())
-	fmt.Printf("render_ratio_vs_renderdir: %.2f\n", s.renderRatio)
-	fmt.Printf("requests_per_reconcile_at_%d_nodes: %d (at 0 nodes %d)\n", s.largest, s.requestsLargest, s.requestsPerReconcile)
-	for _, r := range rollouts {
-		fmt.Printf("rollout_ratio_vs_kubectl_at_%d_nodes: %.2f (host %.1fs, kubectl %.1fs)\n", r.nodes, r.host.Seconds()/r.kubectl.Seconds(), r.host.Seconds(), r.kubectl.Seconds())
+	fmt.Print(r.summary())
+	if o.writeDoc == "" {
+		return nil
 	}
-	if len(rollouts) > 0 {
-		first, last := rollouts[0], rollouts[len(rollouts)-1]
-		fmt.Printf("rollout_heap_mb: %.1f at %d nodes, %.1f at %d nodes\n", first.hostHeapMB, first.nodes, last.hostHeapMB, last.nodes)
+	if err := writeDoc(o.writeDoc, r.docSection()); err != nil {
+		return err
 	}
+	fmt.Printf("wrote the figures into %s\n", o.writeDoc)
 	return nil
 }
 
-// round1 rounds to one decimal without printing "-0.0".
-func round1(x float64) float64 { return math.Round(x*10)/10 + 0 }
+// parseSizes reads a comma-separated list of node counts.
+func parseSizes(name, list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a number", name, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d.Microseconds())/1000) }
 
-func renderRatio(manifests string) float64 {
+// renderCost benchmarks nmstate.Render and CNO's render.RenderDir on the
+// same bindata and data.
+func renderCost(manifests string) (plugin, cno testing.BenchmarkResult) {
 	d := nmstate.Decide(nmstate.Config{}, bareMetalHA)
-	p := nmstate.NewRenderParams(nmstate.Config{}, bareMetalHA, image, "4.99.0")
-	plugin := testing.Benchmark(func(b *testing.B) {
+	p := nmstate.NewRenderParams(nmstate.Config{}, bareMetalHA, image, releaseVersion)
+	plugin = testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			if _, err := nmstate.Render(d, p, manifests); err != nil {
@@ -178,7 +199,7 @@ func renderRatio(manifests string) float64 {
 			}
 		}
 	})
-	cno := testing.Benchmark(func(b *testing.B) {
+	cno = testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			data := nmstate.RenderData(p)
@@ -188,7 +209,7 @@ func renderRatio(manifests string) float64 {
 		}
 	})
 	fmt.Printf("  Render     %s\n  RenderDir  %s\n", plugin.String()+" "+plugin.MemString(), cno.String()+" "+cno.MemString())
-	return float64(plugin.NsPerOp()) / float64(cno.NsPerOp())
+	return plugin, cno
 }
 
 type bench struct {
@@ -235,7 +256,7 @@ func (b *bench) startHost(applyEvery bool) error {
 	}
 	b.host, err = controller.Setup(mgr, controller.Options{ManifestDir: b.manifests, DefaultOnGate: true, ApplyEveryReconcile: applyEvery,
 		Params: func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
-			return nmstate.NewRenderParams(cfg, c, image, "4.99.0")
+			return nmstate.NewRenderParams(cfg, c, image, releaseVersion)
 		}})
 	if err != nil {
 		return err
@@ -292,7 +313,7 @@ func (b *bench) handlersReady(n int32) (time.Time, error) {
 }
 
 func (b *bench) resourceVersions() (map[string]string, error) {
-	objs, err := nmstate.Render(nmstate.Decide(nmstate.Config{}, bareMetalHA), nmstate.NewRenderParams(nmstate.Config{}, bareMetalHA, image, "4.99.0"), b.manifests)
+	objs, err := nmstate.Render(nmstate.Decide(nmstate.Config{}, bareMetalHA), nmstate.NewRenderParams(nmstate.Config{}, bareMetalHA, image, releaseVersion), b.manifests)
 	if err != nil {
 		return nil, err
 	}
@@ -423,140 +444,4 @@ func percentiles(samples []time.Duration) (p50, p95 time.Duration) {
 	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
 	at := func(q float64) time.Duration { return samples[int(q*float64(len(samples)-1)+0.5)] }
 	return at(0.50), at(0.95)
-}
-
-func heapMB() float64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return float64(m.HeapAlloc) / (1 << 20)
-}
-
-// memory grows the cluster and reads the host's heap after GC at each size,
-// beside a plain informer on NodeNetworkStates at the largest size.
-func (b *bench) memory(sizes string, nnsKB int, s *summary) error {
-	var counts []int
-	for _, f := range strings.Split(sizes, ",") {
-		var n int
-		if _, err := fmt.Sscan(f, &n); err != nil {
-			return fmt.Errorf("-nodes %q: %w", sizes, err)
-		}
-		counts = append(counts, n)
-	}
-	if err := b.startHost(false); err != nil {
-		return err
-	}
-	var first float64
-	created := 0
-	for i, n := range counts {
-		if err := createNodes(b.c, created, n, nnsKB); err != nil {
-			return err
-		}
-		created = n
-		// Count the second reconcile at this size: the first after a start
-		// applies everything once.
-		for range 2 {
-			b.counter.Reset()
-			if _, err := b.host.Reconcile(b.ctx(), clusterReq); err != nil {
-				return err
-			}
-		}
-		reqs := b.counter.Total()
-		heap := heapMB()
-		if i == 0 {
-			first, s.requestsPerReconcile = heap, reqs
-		}
-		s.growthMB, s.requestsLargest, s.largest = heap-first, reqs, n
-		fmt.Printf("  %5d nodes: host heap %.1f MB (growth %.1f MB), %d requests per reconcile\n", n, heap, heap-first, reqs)
-	}
-
-	before := heapMB()
-	dyn, err := dynamic.NewForConfig(b.cfg)
-	if err != nil {
-		return err
-	}
-	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-	informer := factory.ForResource(schema.GroupVersionResource{Group: "nmstate.io", Version: "v1beta1", Resource: "nodenetworkstates"}).Informer()
-	stop := make(chan struct{})
-	go informer.Run(stop)
-	for !informer.HasSynced() {
-		time.Sleep(50 * time.Millisecond)
-	}
-	s.growthBaselineMB = heapMB() - before
-	runtime.KeepAlive(informer)
-	close(stop)
-	fmt.Printf("  baseline: a plain informer on NodeNetworkStates holds %.1f MB at %d nodes\n", s.growthBaselineMB, created)
-	b.stopHost()
-	return nil
-}
-
-// createNodes creates Nodes and their NodeNetworkStates from index from to to.
-func createNodes(c client.Client, from, to, nnsKB int) error {
-	const workers = 8
-	errs := make(chan error, workers)
-	for w := 0; w < workers; w++ {
-		go func(w int) {
-			for i := from + w; i < to; i += workers {
-				if err := createNode(c, fmt.Sprintf("worker-%05d", i), nnsKB); err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}(w)
-	}
-	for w := 0; w < workers; w++ {
-		if err := <-errs; err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func createNode(c client.Client, name string, nnsKB int) error {
-	ctx := context.Background()
-	// No kubernetes.io/os label: the handler's nodeSelector keeps the real
-	// DaemonSet controller from placing thousands of pods that no kubelet
-	// would run; the host reads no Node either way.
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		"node-role.kubernetes.io/worker": ""}}}
-	if err := c.Create(ctx, node); err != nil {
-		return fmt.Errorf("creating node %s: %w", name, err)
-	}
-	nns := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "nmstate.io/v1beta1", "kind": "NodeNetworkState", "metadata": map[string]any{"name": name}}}
-	if err := c.Create(ctx, nns); err != nil {
-		return fmt.Errorf("creating NodeNetworkState %s: %w", name, err)
-	}
-	nns.Object["status"] = map[string]any{"currentState": interfaceState(nnsKB), "lastSuccessfulUpdateTime": time.Now().UTC().Format(time.RFC3339)}
-	if err := c.Status().Update(ctx, nns); err != nil {
-		return fmt.Errorf("writing NodeNetworkState %s status: %w", name, err)
-	}
-	return nil
-}
-
-// interfaceState is a node's network state as nmstate reports it, with as
-// many interfaces as it takes to reach about kb kilobytes.
-func interfaceState(kb int) map[string]any {
-	var ifaces []any
-	size := 0
-	for i := 0; size < kb*1024; i++ {
-		iface := map[string]any{
-			"name": fmt.Sprintf("ens%df0", i), "type": "ethernet", "state": "up", "mtu": int64(1500),
-			"mac-address": fmt.Sprintf("52:54:00:%02x:%02x:%02x", i/65536%256, i/256%256, i%256),
-			"ipv4": map[string]any{"enabled": true, "dhcp": false, "address": []any{
-				map[string]any{"ip": fmt.Sprintf("192.0.2.%d", i%250+1), "prefix-length": int64(24)}}},
-			"ipv6": map[string]any{"enabled": true, "autoconf": true, "address": []any{
-				map[string]any{"ip": fmt.Sprintf("2001:db8::%x", i+1), "prefix-length": int64(64)}}},
-			"ethernet": map[string]any{"auto-negotiation": true, "speed": int64(25000), "duplex": "full"},
-			"ethtool": map[string]any{"feature": map[string]any{"rx-checksum": true, "tx-checksum-ip-generic": true,
-				"tx-generic-segmentation": true, "rx-gro": true, "rx-lro": false, "tx-tcp-segmentation": true}},
-			"lldp": map[string]any{"enabled": false}, "accept-all-mac-addresses": false,
-		}
-		size += 700
-		ifaces = append(ifaces, iface)
-	}
-	return map[string]any{"interfaces": ifaces, "dns-resolver": map[string]any{"running": map[string]any{"server": []any{"192.0.2.53"}}},
-		"routes": map[string]any{"running": []any{map[string]any{"destination": "0.0.0.0/0", "next-hop-address": "192.0.2.1", "next-hop-interface": "ens0f0"}}}}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -178,6 +179,16 @@ func waitRolledOut(c client.Client, n int, done func() (bool, error)) error {
 		}
 		return done()
 	})
+}
+
+// heapMB is this process's heap after GC: the bench's own clients and the
+// in-process host together.
+func heapMB() float64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
 }
 
 func printRollout(results []rolloutResult) {
