@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,14 +32,17 @@ import (
 // image: upstream's binary, built by `make tools`, runs in its place.
 const demoImage = "quay.io/openshift/origin-kubernetes-nmstate-handler:latest"
 
+const demoSummary = "start an embedded control plane with simulated nodes, a sample\n" +
+	"bare-metal cluster and the host, run upstream's handler and\n" +
+	"webhook, and show the decision, rollout, policy and conditions"
+
 func demoCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("demo")
 	keep := fs.Bool("keep", false, "keep the control plane and the host running after the demo, until interrupted")
 	kubeconfigOut := fs.String("kubeconfig-out", "_output/demo.kubeconfig", "where to write the demo cluster's kubeconfig")
-	assets := fs.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with the binaries `make tools` builds (default $KUBEBUILDER_ASSETS)")
+	assets := fs.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "`directory` with the binaries make tools builds (default $KUBEBUILDER_ASSETS)")
 	networkCRD := fs.String("network-crd", "manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml", "the Network.operator CRD with spec.kubernetesNMState (behind the KubernetesNMState feature gate: a TechPreviewNoUpgrade cluster)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, demoSummary, args, stdout); err != nil {
 		return err
 	}
 	// The demo prints what matters itself; the host's errors, which a
