@@ -32,7 +32,8 @@ func TestExitCodes(t *testing.T) {
 
 		{name: "render -h", args: []string{"render", "-h"}, stdoutHas: []string{"usage: cno-nmstate render [flags]", "-platform", "-topology", "-control-plane-topology", "-mode", "-handler-image"}},
 		{name: "render --help", args: []string{"render", "--help"}, stdoutHas: []string{"usage: cno-nmstate render [flags]", "-platform"}},
-		{name: "run -h", args: []string{"run", "-h"}, stdoutHas: []string{"usage: cno-nmstate run [flags]", "-kubeconfig", "-handler-image"}},
+		{name: "run -h", args: []string{"run", "-h"}, stdoutHas: []string{"usage: cno-nmstate run [flags]", "-kubeconfig", "-handler-image",
+			"-leader-elect\n", "-leader-elect-resource-namespace", `(default "openshift-network-operator")`, "-leader-elect-resource-name", `(default "cno-nmstate-lock")`}},
 		{name: "run --help", args: []string{"run", "--help"}, stdoutHas: []string{"usage: cno-nmstate run [flags]"}},
 		{name: "demo -h", args: []string{"demo", "-h"}, stdoutHas: []string{"usage: cno-nmstate demo [flags]", "-keep", "-assets directory"}},
 		{name: "version -h", args: []string{"version", "-h"}, stdoutHas: []string{"usage: cno-nmstate version [flags]"}},

@@ -15,9 +15,11 @@ import (
 	operv1 "github.com/openshift/api/operator/v1"
 	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -46,8 +48,11 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// The demo prints what matters itself; the host's errors, which a
-	// condition only summarizes, go to stderr as `run` logs them.
-	ctrl.SetLogger(zap.New(zap.WriteTo(stderr), zap.Level(zapcore.ErrorLevel)))
+	// condition only summarizes, go to stderr as `run` logs them, client-go's
+	// (the leader election's among them) through klog.
+	logger := zap.New(zap.WriteTo(stderr), zap.Level(zapcore.ErrorLevel))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
 
 	nodes := devcluster.BareMetalNodes()
 	fmt.Fprintf(stdout, "== starting an embedded control plane: kube-apiserver, etcd, kube-controller-manager, kube-scheduler, and kwok playing the kubelets of %d nodes\n", len(nodes))
@@ -92,14 +97,20 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	if image == "" {
 		image = demoImage
 	}
-	done, err := startHost(ctx, dc.Config, controller.Options{ManifestDir: dir, DefaultOnGate: true,
+	// The demo's host holds the Lease `cno-nmstate run` hosts contend for,
+	// in CNO's namespace as on OpenShift, so that a `run` started against
+	// the kept demo waits instead of fighting it.
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}); err != nil {
+		return fmt.Errorf("creating CNO's namespace for the leader Lease: %w", err)
+	}
+	done, err := startHost(ctx, dc.Config, leaderElection(leaseNamespace, leaseName), controller.Options{ManifestDir: dir, DefaultOnGate: true,
 		Params: func(cfg nmstate.Config, cl nmstate.Cluster) nmstate.RenderParams {
 			return nmstate.NewRenderParams(cfg, cl, image, "demo")
 		}})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "== the plugin host is running")
+	fmt.Fprintf(stdout, "== the plugin host is running under Lease %s/%s (a `cno-nmstate run` against this cluster waits for it)\n", leaseNamespace, leaseName)
 	if err := printDecision(ctx, c, stdout); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -14,7 +15,17 @@ import (
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
-const runSummary = "run the plugin host against a cluster, as CNO would"
+const runSummary = "run the plugin host against a cluster, as CNO would: one host at a time\n" +
+	"writes, the holder of a Lease in CNO's namespace; the others wait for it"
+
+// The Lease every `run` host contends for. CNO's namespace, where CNO holds
+// its own lock (network-operator-lock) and whose service account the host's
+// ClusterRole is bound to; a name of its own, so that a host never blocks
+// CNO's controllers nor waits behind them.
+const (
+	leaseNamespace = "openshift-network-operator"
+	leaseName      = "cno-nmstate-lock"
+)
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run")
@@ -23,6 +34,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	release := fs.String("release-version", os.Getenv(nmstate.EnvReleaseVersion), "release version for release.openshift.io/version (default $"+nmstate.EnvReleaseVersion+")")
 	gate := fs.Bool("default-on-gate", true, "feature gate KubernetesNMStateByDefault: when false, an omitted mode is off everywhere")
 	manifests := fs.String("manifests", "", "bindata root to render from (default: the manifests built into this binary)")
+	leaderElect := fs.Bool("leader-elect", true, "act only while holding the Lease below, so that of several hosts exactly one writes; false only where no other host can run")
+	namespace := fs.String("leader-elect-resource-namespace", leaseNamespace, "namespace of the leader Lease")
+	name := fs.String("leader-elect-resource-name", leaseName, "name of the leader Lease")
 	if err := parseFlags(fs, runSummary, args, stdout); err != nil {
 		return err
 	}
@@ -31,7 +45,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if *handlerImage == "" {
 		return usageErrorf("no handler image: pass -handler-image or set $%s", nmstate.EnvHandlerImage)
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(stderr)))
+	logger := zap.New(zap.WriteTo(stderr))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger) // client-go's leader election logs through klog
 
 	cfg, err := loadKubeconfig(*kubeconfig)
 	if err != nil {
@@ -42,8 +58,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	fmt.Fprintf(stderr, "running the kubernetes-nmstate host against %s with handler image %s\n", cfg.Host, *handlerImage)
-	done, err := startHost(ctrl.SetupSignalHandler(), cfg, controller.Options{ManifestDir: dir, DefaultOnGate: *gate,
+	mgrOpts := ctrl.Options{}
+	if *leaderElect {
+		mgrOpts = leaderElection(*namespace, *name)
+		fmt.Fprintf(stderr, "running the kubernetes-nmstate host against %s with handler image %s, once it holds Lease %s/%s\n", cfg.Host, *handlerImage, *namespace, *name)
+	} else {
+		fmt.Fprintf(stderr, "running the kubernetes-nmstate host against %s with handler image %s, without leader election\n", cfg.Host, *handlerImage)
+	}
+	done, err := startHost(ctrl.SetupSignalHandler(), cfg, mgrOpts, controller.Options{ManifestDir: dir, DefaultOnGate: *gate,
 		Params: func(c nmstate.Config, cl nmstate.Cluster) nmstate.RenderParams {
 			return nmstate.NewRenderParams(c, cl, *handlerImage, *release)
 		}})

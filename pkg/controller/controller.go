@@ -166,6 +166,10 @@ func CacheOptions() cache.Options {
 }
 
 // NewManager returns a controller-runtime manager set up for the host.
+// Leader election is the caller's to set in opts: CNO runs the plugin under
+// its own lock, `cno-nmstate run` under a Lease of its own. The lock reads
+// and writes its Lease with a client of its own, never through the cache,
+// which holds nothing but the host's objects.
 func NewManager(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 	scheme, err := NewScheme()
 	if err != nil {
