@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -48,11 +47,8 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// The demo prints what matters itself; the host's errors, which a
-	// condition only summarizes, go to stderr as `run` logs them, client-go's
-	// (the leader election's among them) through klog.
-	logger := zap.New(zap.WriteTo(stderr), zap.Level(zapcore.ErrorLevel))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
+	// condition only summarizes, go to stderr as `run` logs them.
+	setHostLogger(stderr, zap.Level(zapcore.ErrorLevel))
 
 	nodes := devcluster.BareMetalNodes()
 	fmt.Fprintf(stdout, "== starting an embedded control plane: kube-apiserver, etcd, kube-controller-manager, kube-scheduler, and kwok playing the kubelets of %d nodes\n", len(nodes))

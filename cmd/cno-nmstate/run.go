@@ -7,9 +7,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
@@ -45,9 +43,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if *handlerImage == "" {
 		return usageErrorf("no handler image: pass -handler-image or set $%s", nmstate.EnvHandlerImage)
 	}
-	logger := zap.New(zap.WriteTo(stderr))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger) // client-go's leader election logs through klog
+	setHostLogger(stderr)
 
 	cfg, err := loadKubeconfig(*kubeconfig)
 	if err != nil {

@@ -232,15 +232,11 @@ func (k *cluster) handlerImage() string {
 	return ds.Spec.Template.Spec.Containers[0].Image
 }
 
-// errorLines are the error-level entries of a host's JSON log, but for the
-// one controller-runtime v0.24 writes when a leader stops as asked, that
-// the election was lost after the stop began
-// (kubernetes-sigs/controller-runtime#3535).
+// errorLines are the error-level entries of a host's JSON log.
 func errorLines(log string) []string {
 	var out []string
 	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, `"level":"error"`) &&
-			!(strings.Contains(line, "after stop sequence was engaged") && strings.Contains(line, `"error":"leader election lost"`)) {
+		if strings.Contains(line, `"level":"error"`) {
 			out = append(out, line)
 		}
 	}
