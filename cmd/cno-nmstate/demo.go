@@ -111,11 +111,13 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	// Available turns True once the DaemonSet and Deployment controllers
-	// report ready pods.
+	// Available turns True once the controllers report a handler pod ready,
+	// Progressing False once they report every pod ready: the rollout shown
+	// below is then complete, not caught half way.
 	if err := waitFor(ctx, func() (bool, error) {
 		conds, err := devcluster.Conditions(ctx, c)
-		return conds[nmstate.ConditionAvailable].Status == operv1.ConditionTrue, err
+		return conds[nmstate.ConditionAvailable].Status == operv1.ConditionTrue &&
+			conds[nmstate.ConditionProgressing].Reason == nmstate.ReasonAsExpected, err
 	}); err != nil {
 		return fmt.Errorf("waiting for kubernetes-nmstate to become available: %w", err)
 	}
