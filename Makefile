@@ -69,9 +69,10 @@ $(KUBE_SCHEDULER): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
 $(KWOK): $(KWOK_DIR)/go.mod $(KWOK_DIR)/go.sum
 	cd $(KWOK_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ sigs.k8s.io/kwok/cmd/kwok
 
-# Both come from one build of upstream's module; the script pins its version
-# and hack/tools/nmstate/go.sum every module hash of that build.
-$(NMSTATE_HANDLER) $(NMSTATE_OPERATOR) &: hack/build-nmstate.sh $(TOOLS_DIR)/nmstate/go.sum
+# Both come from one build of upstream's module; the script pins its hash,
+# bindata/kubernetes-nmstate-version its release, and hack/tools/nmstate/go.sum
+# every module hash of that build.
+$(NMSTATE_HANDLER) $(NMSTATE_OPERATOR) &: hack/build-nmstate.sh bindata/kubernetes-nmstate-version $(TOOLS_DIR)/nmstate/go.sum
 	GO=$(GO) hack/build-nmstate.sh $(BIN)
 
 build:

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -17,6 +18,16 @@ import (
 //
 //go:embed network
 var FS embed.FS
+
+//go:embed kubernetes-nmstate-version
+var kubernetesNMStateVersion string
+
+// KubernetesNMStateVersion is the upstream kubernetes-nmstate release the
+// templates follow (its handler, webhook, RBAC and admission policy). The
+// file it comes from is the one record of it: `cno-nmstate version` prints
+// it, and hack/build-nmstate.sh builds that release's binaries for the
+// tests.
+var KubernetesNMStateVersion = strings.TrimSpace(kubernetesNMStateVersion)
 
 // WriteTo copies the embedded manifests under dir, which then serves as the
 // manifestDir of nmstate.Render: CNO's renderer reads files from disk.

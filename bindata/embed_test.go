@@ -33,3 +33,8 @@ func TestDir(t *testing.T) {
 	}))
 	assert.GreaterOrEqual(t, count, 11, "the kubernetes-nmstate manifests")
 }
+
+// The release is a version tag: it names a module version of upstream's.
+func TestKubernetesNMStateVersion(t *testing.T) {
+	assert.Regexp(t, `^v[0-9]+\.[0-9]+\.[0-9]+$`, KubernetesNMStateVersion)
+}

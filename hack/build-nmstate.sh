@@ -20,15 +20,19 @@
 # binaries are built with -mod=readonly.
 set -euo pipefail
 
-# The one place the versions are pinned (the Makefile rebuilds when this file
-# or hack/tools/nmstate/* changes).
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+
+# Where the versions are pinned (the Makefile rebuilds when this file,
+# hack/tools/nmstate/* or bindata/kubernetes-nmstate-version changes). The
+# release is the one the templates follow, recorded beside them, where
+# `cno-nmstate version` reads it too; the hash and the api pseudo-version
+# below belong to that release.
 NMSTATE_MODULE=github.com/nmstate/kubernetes-nmstate
-NMSTATE_VERSION=v0.86.0
+NMSTATE_VERSION=$(tr -d '[:space:]' <"$ROOT/bindata/kubernetes-nmstate-version")
 NMSTATE_SUM=h1:p6YmPV/kFpz9q+5EQ2TzE47bw90EQrJkbPcN2vDrduU=
 NMSTATE_API_VERSION=v0.0.0-20260707144101-8853341855d6
 
 GO=${GO:-go}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PINNED_SUM=$ROOT/hack/tools/nmstate/go.sum
 
 update_sum=false

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # hack/controller-mutants.sh: hand-made mutants of the host's safety rules in
-# pkg/controller, each run against the end-to-end tests that guard it (a real
-# kube-apiserver and etcd from bin/). A mutant is killed when those tests fail.
+# pkg/controller and of run's leader election, each run against the
+# end-to-end tests that guard it (a real kube-apiserver and etcd from bin/).
+# A mutant is killed when those tests fail.
 # The unmutated code must pass the same tests first, or nothing is proven.
 # Each mutant is applied to a copy of the checkout; this one is never touched.
 # Prints `controller_mutants_killed: <killed>/<total>` last; exits 1 if any lived.
@@ -18,7 +19,8 @@ mutants=(
 	"drop the owner-reference exemption from pruning~pkg/controller/controller.go~if len(item.GetOwnerReferences()) > 0 {~if false {~TestPruneNoLongerRendered"
 	"keep the host's labels and fields on adopted objects~pkg/controller/controller.go~if err := r.release(ctx, gvk, item); err != nil {~if err := error(nil); err != nil {~TestPruneNoLongerRendered|TestHandoverFromRealOperatorNamespaces"
 	"prune CRDs like any other kind~pkg/controller/controller.go~&networkingv1.NetworkPolicy{},~&networkingv1.NetworkPolicy{}, &apiextensionsv1.CustomResourceDefinition{},~TestPruneNoLongerRendered"
-	"write the status on every reconcile~pkg/controller/controller.go~if conditionsUnchanged(NetworkConditions(network), conditions) {~if false && conditionsUnchanged(NetworkConditions(network), conditions) {~TestIdleReconcilesWriteNothing"
+	"write the status on every reconcile~pkg/controller/controller.go~if conditionsUnchanged(previous, conditions) {~if false && conditionsUnchanged(previous, conditions) {~TestIdleReconcilesWriteNothing"
+	"run without leader election~cmd/cno-nmstate/host.go~LeaderElection:             true,~LeaderElection:             false,~TestRunOneWriter"
 	"apply on every reconcile~pkg/controller/controller.go~if !r.opts.ApplyEveryReconcile {~if false {~TestIdleReconcilesWriteNothing"
 	"apply without taking hand-edited fields back~pkg/controller/controller.go~client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {~client.FieldOwner(FieldManager)); err != nil {~TestHandEditsBeyondOwnedFields"
 	"ignore handler DaemonSets of others~pkg/controller/other_manager.go~if ds := &handlers.Items[i]; !renderedHandler(ds) {~if ds := &handlers.Items[i]; false && !renderedHandler(ds) {~TestOtherHandlerDefersTheHost"

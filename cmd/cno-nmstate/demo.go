@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	operv1 "github.com/openshift/api/operator/v1"
 	"go.uber.org/zap/zapcore"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -33,19 +33,22 @@ import (
 // image: upstream's binary, built by `make tools`, runs in its place.
 const demoImage = "quay.io/openshift/origin-kubernetes-nmstate-handler:latest"
 
+const demoSummary = "start an embedded control plane with simulated nodes, a sample\n" +
+	"bare-metal cluster and the host, run upstream's handler and\n" +
+	"webhook, and show the decision, rollout, policy and conditions"
+
 func demoCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("demo")
 	keep := fs.Bool("keep", false, "keep the control plane and the host running after the demo, until interrupted")
 	kubeconfigOut := fs.String("kubeconfig-out", "_output/demo.kubeconfig", "where to write the demo cluster's kubeconfig")
-	assets := fs.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with the binaries `make tools` builds (default $KUBEBUILDER_ASSETS)")
+	assets := fs.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "`directory` with the binaries make tools builds (default $KUBEBUILDER_ASSETS)")
 	networkCRD := fs.String("network-crd", "manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml", "the Network.operator CRD with spec.kubernetesNMState (behind the KubernetesNMState feature gate: a TechPreviewNoUpgrade cluster)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, demoSummary, args, stdout); err != nil {
 		return err
 	}
 	// The demo prints what matters itself; the host's errors, which a
 	// condition only summarizes, go to stderr as `run` logs them.
-	ctrl.SetLogger(zap.New(zap.WriteTo(stderr), zap.Level(zapcore.ErrorLevel)))
+	setHostLogger(stderr, zap.Level(zapcore.ErrorLevel))
 
 	nodes := devcluster.BareMetalNodes()
 	fmt.Fprintf(stdout, "== starting an embedded control plane: kube-apiserver, etcd, kube-controller-manager, kube-scheduler, and kwok playing the kubelets of %d nodes\n", len(nodes))
@@ -90,23 +93,31 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	if image == "" {
 		image = demoImage
 	}
-	done, err := startHost(ctx, dc.Config, controller.Options{ManifestDir: dir, DefaultOnGate: true,
+	// The demo's host holds the Lease `cno-nmstate run` hosts contend for,
+	// in CNO's namespace as on OpenShift, so that a `run` started against
+	// the kept demo waits instead of fighting it.
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}); err != nil {
+		return fmt.Errorf("creating CNO's namespace for the leader Lease: %w", err)
+	}
+	done, err := startHost(ctx, dc.Config, leaderElection(leaseNamespace, leaseName), controller.Options{ManifestDir: dir, DefaultOnGate: true,
 		Params: func(cfg nmstate.Config, cl nmstate.Cluster) nmstate.RenderParams {
 			return nmstate.NewRenderParams(cfg, cl, image, "demo")
 		}})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "== the plugin host is running")
+	fmt.Fprintf(stdout, "== the plugin host is running under Lease %s/%s (a `cno-nmstate run` against this cluster waits for it)\n", leaseNamespace, leaseName)
 	if err := printDecision(ctx, c, stdout); err != nil {
 		return err
 	}
 
-	// Available turns True once the DaemonSet and Deployment controllers
-	// report ready pods.
+	// Available turns True once the controllers report a handler pod ready,
+	// Progressing False once they report every pod ready: the rollout shown
+	// below is then complete, not caught half way.
 	if err := waitFor(ctx, func() (bool, error) {
 		conds, err := devcluster.Conditions(ctx, c)
-		return conds[nmstate.ConditionAvailable].Status == operv1.ConditionTrue, err
+		return conds[nmstate.ConditionAvailable].Status == operv1.ConditionTrue &&
+			conds[nmstate.ConditionProgressing].Reason == nmstate.ReasonAsExpected, err
 	}); err != nil {
 		return fmt.Errorf("waiting for kubernetes-nmstate to become available: %w", err)
 	}

@@ -142,13 +142,19 @@ func printNodeNetworkState(ctx context.Context, c client.Client, w io.Writer, no
 	nns := &unstructured.Unstructured{}
 	nns.SetAPIVersion("nmstate.io/v1beta1")
 	nns.SetKind("NodeNetworkState")
+	// The handler creates the object first and reports the state in a
+	// second write.
+	var ifaces []any
 	if err := waitFor(ctx, func() (bool, error) {
-		return c.Get(ctx, client.ObjectKey{Name: node}, nns) == nil, nil
+		if c.Get(ctx, client.ObjectKey{Name: node}, nns) != nil {
+			return false, nil
+		}
+		ifaces, _, _ = unstructured.NestedSlice(nns.Object, "status", "currentState", "interfaces")
+		return len(ifaces) > 0, nil
 	}); err != nil {
 		return fmt.Errorf("waiting for the handler to report NodeNetworkState %s: %w", node, err)
 	}
 	fmt.Fprintf(w, "NodeNetworkState %s, as the handler reported it:\n", node)
-	ifaces, _, _ := unstructured.NestedSlice(nns.Object, "status", "currentState", "interfaces")
 	for _, i := range ifaces {
 		m, _ := i.(map[string]any)
 		fmt.Fprintf(w, "  interface %v type %v state %v\n", m["name"], m["type"], m["state"])

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -31,10 +32,27 @@ func manifestDir(dir string) (string, func(), error) {
 	return tmp, cleanup, nil
 }
 
+// leaderElection makes a host act only while it holds the Lease
+// namespace/name. The library leaves this to its caller: CNO runs the plugin
+// under its own lock.
+func leaderElection(namespace, name string) ctrl.Options {
+	return ctrl.Options{
+		LeaderElection:             true,
+		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
+		LeaderElectionNamespace:    namespace,
+		LeaderElectionID:           name,
+		// The process ends when the manager returns, so it can give the
+		// Lease up: a waiting host takes over within its retry period (2s)
+		// instead of after the lease duration (15s).
+		LeaderElectionReleaseOnCancel: true,
+	}
+}
+
 // startHost runs the plugin host against cfg until ctx ends; the returned
-// channel yields the manager's exit error.
-func startHost(ctx context.Context, cfg *rest.Config, opts controller.Options) (<-chan error, error) {
-	mgr, err := controller.NewManager(cfg, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}})
+// channel yields the manager's exit error (a lost Lease included).
+func startHost(ctx context.Context, cfg *rest.Config, mgrOpts ctrl.Options, opts controller.Options) (<-chan error, error) {
+	mgrOpts.Metrics = metricsserver.Options{BindAddress: "0"}
+	mgr, err := controller.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, err
 	}

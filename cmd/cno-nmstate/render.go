@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
 	"sigs.k8s.io/yaml"
@@ -14,9 +11,19 @@ import (
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
+const renderSummary = "print the decision (stderr) and the rendered objects (stdout, YAML)"
+
+// The values openshift/api's Infrastructure status admits for each topology
+// (its enum markers): on the command line anything else is a typo.
+var (
+	infrastructureTopologies = []configv1.TopologyMode{configv1.HighlyAvailableTopologyMode, configv1.SingleReplicaTopologyMode}
+	controlPlaneTopologies   = []configv1.TopologyMode{configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableArbiterMode,
+		configv1.SingleReplicaTopologyMode, configv1.DualReplicaTopologyMode, configv1.ExternalTopologyMode}
+	modes = []nmstate.Mode{nmstate.ModeEnabled, nmstate.ModeDisabled}
+)
+
 func renderCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("render", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("render")
 	platform := fs.String("platform", string(configv1.BareMetalPlatformType), "Infrastructure platform type, e.g. BareMetal, None, VSphere, AWS")
 	topology := fs.String("topology", string(configv1.HighlyAvailableTopologyMode), "infrastructure topology: HighlyAvailable or SingleReplica")
 	controlPlane := fs.String("control-plane-topology", "", "control plane topology (default: same as -topology), e.g. External for hosted control planes")
@@ -26,20 +33,28 @@ func renderCmd(args []string, stdout, stderr io.Writer) error {
 	gate := fs.Bool("default-on-gate", true, "feature gate KubernetesNMStateByDefault: when false, an omitted mode is off everywhere")
 	standalone := fs.Bool("standalone-operator", false, "pretend the standalone kubernetes-nmstate operator is installed")
 	manifests := fs.String("manifests", "", "bindata root to render from (default: the manifests built into this binary)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, renderSummary, args, stdout); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-
 	if *controlPlane == "" {
 		*controlPlane = *topology
 	}
-	// On a cluster an unknown platform is simply off by default; on the
-	// command line it is far more likely a typo, so it is refused.
-	if err := oneOf("-platform", *platform, nmstate.KnownPlatforms); err != nil {
+	// On a cluster an unknown platform or topology is taken as it is (off by
+	// default, highly available); on the command line it is far more likely
+	// a typo, so it is refused, naming the flag.
+	if err := oneOf("platform", *platform, nmstate.KnownPlatforms); err != nil {
 		return err
+	}
+	if err := oneOf("topology", *topology, infrastructureTopologies); err != nil {
+		return err
+	}
+	if err := oneOf("control-plane-topology", *controlPlane, controlPlaneTopologies); err != nil {
+		return err
+	}
+	if *mode != "" {
+		if err := oneOf("mode", *mode, modes); err != nil {
+			return err
+		}
 	}
 	infra := &configv1.Infrastructure{Status: configv1.InfrastructureStatus{
 		PlatformStatus:         &configv1.PlatformStatus{Type: configv1.PlatformType(*platform)},
@@ -60,7 +75,7 @@ func renderCmd(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if *handlerImage == "" {
-		return errors.New("no handler image: pass -handler-image or set $" + nmstate.EnvHandlerImage)
+		return usageErrorf("no handler image: pass -handler-image or set $%s", nmstate.EnvHandlerImage)
 	}
 
 	dir, cleanup, err := manifestDir(*manifests)
@@ -83,21 +98,4 @@ func renderCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "rendered %d objects\n", len(objs))
 	return nil
-}
-
-// oneOf refuses a flag value that is not in valid, suggesting the value that
-// differs only in case.
-func oneOf[T ~string](flagName, value string, valid []T) error {
-	names := make([]string, len(valid))
-	hint := ""
-	for i, v := range valid {
-		names[i] = string(v)
-		if string(v) == value {
-			return nil
-		}
-		if strings.EqualFold(string(v), value) {
-			hint = fmt.Sprintf(" (values are case-sensitive: did you mean %q?)", v)
-		}
-	}
-	return fmt.Errorf("%s %q is not valid%s; valid values are %s", flagName, value, hint, strings.Join(names, ", "))
 }

@@ -1,33 +1,51 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
+	"os"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
-func runCmd(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster to run against (default: in-cluster or $KUBECONFIG)")
+const runSummary = "run the plugin host against a cluster, as CNO would: one host at a time\n" +
+	"writes, the holder of a Lease in CNO's namespace; the others wait for it"
+
+// The Lease every `run` host contends for. CNO's namespace, where CNO holds
+// its own lock (network-operator-lock) and whose service account the host's
+// ClusterRole is bound to; a name of its own, so that a host never blocks
+// CNO's controllers nor waits behind them.
+const (
+	leaseNamespace = "openshift-network-operator"
+	leaseName      = "cno-nmstate-lock"
+)
+
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster to run against (default: $KUBECONFIG, in-cluster, or ~/.kube/config)")
+	handlerImage := fs.String("handler-image", os.Getenv(nmstate.EnvHandlerImage), "kubernetes-nmstate handler image, also used by the webhook (default $"+nmstate.EnvHandlerImage+")")
+	release := fs.String("release-version", os.Getenv(nmstate.EnvReleaseVersion), "release version for release.openshift.io/version (default $"+nmstate.EnvReleaseVersion+")")
 	gate := fs.Bool("default-on-gate", true, "feature gate KubernetesNMStateByDefault: when false, an omitted mode is off everywhere")
 	manifests := fs.String("manifests", "", "bindata root to render from (default: the manifests built into this binary)")
-	if err := fs.Parse(args); err != nil {
+	leaderElect := fs.Bool("leader-elect", true, "act only while holding the Lease below, so that of several hosts exactly one writes; false only where no other host can run")
+	namespace := fs.String("leader-elect-resource-namespace", leaseNamespace, "namespace of the leader Lease")
+	name := fs.String("leader-elect-resource-name", leaseName, "name of the leader Lease")
+	if err := parseFlags(fs, runSummary, args, stdout); err != nil {
 		return err
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(stderr)))
-
-	var cfg, err = ctrl.GetConfig()
-	if *kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	// Without it every reconcile that enables kubernetes-nmstate would
+	// report MissingImage: a host that cannot deploy is not started.
+	if *handlerImage == "" {
+		return usageErrorf("no handler image: pass -handler-image or set $%s", nmstate.EnvHandlerImage)
 	}
+	setHostLogger(stderr)
+
+	cfg, err := loadKubeconfig(*kubeconfig)
 	if err != nil {
 		return fmt.Errorf("loading the kubeconfig: %w", err)
 	}
@@ -36,10 +54,29 @@ func runCmd(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
-	fmt.Fprintf(stderr, "running the kubernetes-nmstate host against %s (images from $%s)\n", cfg.Host, nmstate.EnvHandlerImage)
-	done, err := startHost(ctrl.SetupSignalHandler(), cfg, controller.Options{ManifestDir: dir, DefaultOnGate: *gate})
+	mgrOpts := ctrl.Options{}
+	if *leaderElect {
+		mgrOpts = leaderElection(*namespace, *name)
+		fmt.Fprintf(stderr, "running the kubernetes-nmstate host against %s with handler image %s, once it holds Lease %s/%s\n", cfg.Host, *handlerImage, *namespace, *name)
+	} else {
+		fmt.Fprintf(stderr, "running the kubernetes-nmstate host against %s with handler image %s, without leader election\n", cfg.Host, *handlerImage)
+	}
+	done, err := startHost(ctrl.SetupSignalHandler(), cfg, mgrOpts, controller.Options{ManifestDir: dir, DefaultOnGate: *gate,
+		Params: func(c nmstate.Config, cl nmstate.Cluster) nmstate.RenderParams {
+			return nmstate.NewRenderParams(c, cl, *handlerImage, *release)
+		}})
 	if err != nil {
 		return err
 	}
 	return <-done
+}
+
+// loadKubeconfig reads the file the flag names; only without one does it
+// look further, so an explicit kubeconfig never logs that the in-cluster
+// config is missing.
+func loadKubeconfig(path string) (*rest.Config, error) {
+	if path == "" {
+		return ctrl.GetConfig()
+	}
+	return clientcmd.BuildConfigFromFlags("", path)
 }

@@ -166,6 +166,10 @@ func CacheOptions() cache.Options {
 }
 
 // NewManager returns a controller-runtime manager set up for the host.
+// Leader election is the caller's to set in opts: CNO runs the plugin under
+// its own lock, `cno-nmstate run` under a Lease of its own. The lock reads
+// and writes its Lease with a client of its own, never through the cache,
+// which holds nothing but the host's objects.
 func NewManager(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 	scheme, err := NewScheme()
 	if err != nil {
@@ -250,7 +254,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	// does; meanwhile the conditions still say what is observed.
 	observed.Retrying = syncErr != nil && !badInput && !r.failingTooLong()
 	conditions := nmstate.Conditions(decision, syncErr, observed)
-	if err := r.writeStatus(ctx, network, conditions); err != nil {
+	if !conditionsUnchanged(observed.Previous, conditions) {
+		// The cache may not hold this host's last write yet: conditions
+		// computed from it would write that again, with a new transition
+		// time. Whether they change is decided on what the server holds.
+		live, err := r.liveConditions(ctx)
+		if err != nil {
+			return reconcile.Result{}, errors.Join(syncErr, err)
+		}
+		observed.Previous = live
+		conditions = nmstate.Conditions(decision, syncErr, observed)
+	}
+	if err := r.writeStatus(ctx, observed.Previous, conditions); err != nil {
 		return reconcile.Result{}, errors.Join(syncErr, err)
 	}
 	switch {
@@ -528,10 +543,21 @@ func NetworkConditions(network *unstructured.Unstructured) []operv1.OperatorCond
 	return out
 }
 
+// liveConditions are the Network's conditions as the API server holds them.
+func (r *Reconciler) liveConditions(ctx context.Context) ([]operv1.OperatorCondition, error) {
+	network := &unstructured.Unstructured{}
+	network.SetGroupVersionKind(NetworkGVK)
+	if err := r.reader.Get(ctx, client.ObjectKey{Name: clusterName}, network); err != nil {
+		return nil, fmt.Errorf("reading network.operator/cluster: %w", err)
+	}
+	return NetworkConditions(network), nil
+}
+
 // writeStatus applies the three conditions under StatusFieldManager, and
-// only when one of them changed, so an idle cluster sees no writes.
-func (r *Reconciler) writeStatus(ctx context.Context, network *unstructured.Unstructured, conditions []operv1.OperatorCondition) error {
-	if conditionsUnchanged(NetworkConditions(network), conditions) {
+// only when one of them differs from previous, so an idle cluster sees no
+// writes.
+func (r *Reconciler) writeStatus(ctx context.Context, previous, conditions []operv1.OperatorCondition) error {
+	if conditionsUnchanged(previous, conditions) {
 		return nil
 	}
 	items := make([]any, 0, len(conditions))

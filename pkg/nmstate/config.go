@@ -104,13 +104,7 @@ func parseMode(v any) (Mode, error) {
 			return m, nil
 		}
 	}
-	hint := ""
-	for _, m := range validModes {
-		if strings.EqualFold(s, string(m)) {
-			hint = fmt.Sprintf(" (values are case-sensitive: did you mean %q?)", m)
-		}
-	}
-	return "", inputError(ReasonInvalidConfig, "%s is %s; valid values are %s%s", fieldMode, quote(s), modeList(), hint)
+	return "", inputError(ReasonInvalidConfig, "%s is %s; valid values are %s%s", fieldMode, quote(s), modeList(), CaseHint(s, validModes))
 }
 
 func parsePlacement(v any) (map[string]string, []corev1.Toleration, error) {

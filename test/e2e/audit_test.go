@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +21,7 @@ import (
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
-// auditEvent is the part of an audit.k8s.io/v1 Event the check reads.
+// auditEvent is the part of an audit.k8s.io/v1 Event the checks read.
 type auditEvent struct {
 	Stage string `json:"stage"`
 	Verb  string `json:"verb"`
@@ -38,6 +39,13 @@ type auditEvent struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
 	RequestURI string `json:"requestURI"`
+
+	// Who the request acted as, when it impersonated, and when it came.
+	ImpersonatedUser *struct {
+		Username string   `json:"username"`
+		Groups   []string `json:"groups"`
+	} `json:"impersonatedUser"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
 }
 
 // permission is one verb on one resource, as RBAC and the audit log name it.

@@ -622,7 +622,7 @@ func (f *forbiddenRecorder) get() []string {
 // against what it must never be able to do.
 func TestSecurityHostClusterRole(t *testing.T) {
 	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
-	k.applyAsAdmin(readManifests(t, hostRBACManifest))
+	k.applyHostRBAC()
 	require.True(t, waitUntil(func() bool {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "watch", Group: "operator.openshift.io", Resource: "networks", Name: "cluster"}}}
