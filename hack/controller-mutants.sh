@@ -16,13 +16,13 @@ trap 'rm -rf "$work"' EXIT
 # name ~ file ~ code ~ replacement ~ the tests that must catch it (regexp alternatives)
 mutants=(
 	"skip the watches on owned objects~pkg/controller/controller.go~b = b.Watches(obj, enqueueSingle)~_ = obj~TestHandlerRestored"
-	"drop the owner-reference exemption from pruning~pkg/controller/controller.go~if len(item.GetOwnerReferences()) > 0 {~if false {~TestPruneNoLongerRendered"
-	"keep the host's labels and fields on adopted objects~pkg/controller/controller.go~if err := r.release(ctx, gvk, item); err != nil {~if err := error(nil); err != nil {~TestPruneNoLongerRendered|TestHandoverFromRealOperatorNamespaces"
-	"prune CRDs like any other kind~pkg/controller/controller.go~&networkingv1.NetworkPolicy{},~&networkingv1.NetworkPolicy{}, &apiextensionsv1.CustomResourceDefinition{},~TestPruneNoLongerRendered"
-	"write the status on every reconcile~pkg/controller/controller.go~if conditionsUnchanged(previous, conditions) {~if false && conditionsUnchanged(previous, conditions) {~TestIdleReconcilesWriteNothing"
+	"drop the owner-reference exemption from pruning~pkg/controller/prune.go~if len(item.GetOwnerReferences()) > 0 {~if false {~TestPruneNoLongerRendered"
+	"keep the host's labels and fields on adopted objects~pkg/controller/prune.go~if err := r.release(ctx, gvk, item); err != nil {~if err := error(nil); err != nil {~TestPruneNoLongerRendered|TestHandoverFromRealOperatorNamespaces"
+	"prune CRDs like any other kind~pkg/controller/prune.go~&networkingv1.NetworkPolicy{},~&networkingv1.NetworkPolicy{}, &apiextensionsv1.CustomResourceDefinition{},~TestPruneNoLongerRendered"
+	"write the status on every reconcile~pkg/controller/status.go~if conditionsUnchanged(previous, conditions) {~if false && conditionsUnchanged(previous, conditions) {~TestIdleReconcilesWriteNothing"
 	"run without leader election~cmd/cno-nmstate/host.go~LeaderElection:             true,~LeaderElection:             false,~TestRunOneWriter"
-	"apply on every reconcile~pkg/controller/controller.go~if !r.opts.ApplyEveryReconcile {~if false {~TestIdleReconcilesWriteNothing"
-	"apply without taking hand-edited fields back~pkg/controller/controller.go~client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {~client.FieldOwner(FieldManager)); err != nil {~TestHandEditsBeyondOwnedFields"
+	"apply on every reconcile~pkg/controller/apply.go~if !r.opts.ApplyEveryReconcile {~if false {~TestIdleReconcilesWriteNothing"
+	"apply without taking hand-edited fields back~pkg/controller/apply.go~client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {~client.FieldOwner(FieldManager)); err != nil {~TestHandEditsBeyondOwnedFields"
 	"ignore handler DaemonSets of others~pkg/controller/other_manager.go~if ds := &handlers.Items[i]; !renderedHandler(ds) {~if ds := &handlers.Items[i]; false && !renderedHandler(ds) {~TestOtherHandlerDefersTheHost"
 	"read only the first handler DaemonSet~pkg/controller/other_manager.go~handlerLabels, client.Limit(2)~handlerLabels, client.Limit(1)~TestOtherHandlerDefersTheHost"
 )

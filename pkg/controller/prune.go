@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+// prunable lists every kind the bindata may render, with the Go type the
+// cache watches it as. Objects of these kinds that carry nmstate.OwnerLabel
+// and are no longer rendered are deleted, except the kept kinds below and
+// what nmstate.KeptOnDisable names (the admission policy and its binding).
+var prunable = []client.Object{
+	&corev1.ServiceAccount{}, &corev1.Service{},
+	&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}, &rbacv1.Role{}, &rbacv1.RoleBinding{},
+	&appsv1.DaemonSet{}, &appsv1.Deployment{}, &policyv1.PodDisruptionBudget{},
+	&admissionregv1.MutatingWebhookConfiguration{},
+	&admissionregv1.ValidatingAdmissionPolicy{}, &admissionregv1.ValidatingAdmissionPolicyBinding{},
+	&networkingv1.NetworkPolicy{},
+}
+
+// kept are rendered but never deleted: the CRDs hold users' policies, and
+// the namespace may hold things that are not ours (the standalone operator
+// installs into it by default).
+var kept = []client.Object{&apiextensionsv1.CustomResourceDefinition{}, &corev1.Namespace{}}
+
+// OwnedTypes are the Go types of every kind the bindata may render: what the
+// host watches, and where to look for objects carrying nmstate.OwnerLabel.
+func OwnedTypes() []client.Object {
+	return append(append([]client.Object{}, prunable...), kept...)
+}
+
+// prune deletes objects with the owner label that were not rendered this
+// time. Kept kinds are never deleted, nor is anything another controller has
+// adopted (an owner reference): the standalone operator uses the same names.
+func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstructured) error {
+	want := map[string]bool{}
+	for _, obj := range rendered {
+		want[identity(obj.GroupVersionKind().GroupKind(), obj.GetNamespace(), obj.GetName())] = true
+	}
+	owned, _ := labels.NewRequirement(nmstate.OwnerLabel, selection.Exists, nil)
+	selector := labels.NewSelector().Add(*owned)
+	var errs []error // one failed delete must not hold up the others
+	for _, proto := range prunable {
+		gvk, err := r.client.GroupVersionKindFor(proto)
+		if err != nil {
+			return err
+		}
+		// The typed list reads the informer the watch already keeps.
+		obj, err := r.client.Scheme().New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err != nil {
+			return fmt.Errorf("no list type for %s: %w", gvk.Kind, err)
+		}
+		list := obj.(client.ObjectList)
+		if err := r.client.List(ctx, list, client.MatchingLabelsSelector{Selector: selector}); err != nil {
+			return fmt.Errorf("listing %s to prune: %w", gvk.Kind, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return err
+		}
+		for _, o := range items {
+			item := o.(client.Object)
+			if want[identity(gvk.GroupKind(), item.GetNamespace(), item.GetName())] {
+				continue
+			}
+			if len(item.GetOwnerReferences()) > 0 {
+				if err := r.release(ctx, gvk, item); err != nil {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			if nmstate.KeptOnDisable(gvk.Group, gvk.Kind, item.GetName()) {
+				continue
+			}
+			if err := r.client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("pruning %s %s: %w", gvk.Kind, objectName(item), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// release gives up the host's fields of an object another controller has
+// adopted (the standalone operator takes over same-named objects): an empty
+// server-side apply under the host's field manager removes what only the
+// host set, its owner label among them, and keeps every field the adopter
+// applied too. Without it the adopted object would keep the host's label
+// (and with it, in CNO, a place in CNO's status) and stale fields such as
+// the host's extra env and volumes. Upstream's operator applies server-side
+// (controllers/operator/nmstate_controller.go, client.Apply with
+// ForceOwnership), so a field both set is co-owned and stays.
+func (r *Reconciler) release(ctx context.Context, gvk schema.GroupVersionKind, item client.Object) error {
+	empty := &unstructured.Unstructured{}
+	empty.SetGroupVersionKind(gvk)
+	empty.SetNamespace(item.GetNamespace())
+	empty.SetName(item.GetName())
+	if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(empty), client.FieldOwner(FieldManager)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("releasing %s %s, adopted by another controller: %w", gvk.Kind, objectName(item), err)
+	}
+	return nil
+}
