@@ -375,7 +375,7 @@ func (b *bench) converge(runs int) (p50, p95 time.Duration, err error) {
 			return 0, 0, err
 		}
 		if err := b.waitFor(func() (bool, error) {
-			return b.reason(nmstate.ConditionProgressing) == nmstate.ReasonUserDisabled, nil
+			return b.reason(nmstate.ConditionAvailable) == nmstate.ReasonUserDisabled, nil
 		}); err != nil {
 			return 0, 0, fmt.Errorf("disabling: %w", err)
 		}
@@ -383,11 +383,11 @@ func (b *bench) converge(runs int) (p50, p95 time.Duration, err error) {
 		if err := b.setMode("Enabled"); err != nil {
 			return 0, 0, err
 		}
-		// The conditions follow the new decision (the real rollout may
-		// already be done by then: kwok's pods are ready at once).
+		// Available follows the new decision (the real rollout may already
+		// be done by then: kwok's pods are ready at once).
 		if err := b.waitFor(func() (bool, error) {
-			r := b.reason(nmstate.ConditionProgressing)
-			return r == nmstate.ReasonRollingOut || r == nmstate.ReasonDeploying || r == nmstate.ReasonAsExpected, nil
+			r := b.reason(nmstate.ConditionAvailable)
+			return r == nmstate.ReasonUserEnabled || r == nmstate.ReasonDeploying, nil
 		}); err != nil {
 			return 0, 0, fmt.Errorf("enabling: %w", err)
 		}
@@ -430,7 +430,7 @@ func (b *bench) reflect(runs int) (p50, p95 time.Duration, err error) {
 		msg := fmt.Sprintf("handler ready on %d of %d nodes", want, want)
 		if err := b.waitFor(func() (bool, error) {
 			conds, err := b.conditions()
-			return strings.Contains(conds[nmstate.ConditionAvailable].Message, msg), err
+			return strings.Contains(conds[nmstate.ConditionProgressing].Message, msg), err
 		}); err != nil {
 			return 0, 0, fmt.Errorf("waiting for %q: %w", msg, err)
 		}
