@@ -156,8 +156,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if !conditionsUnchanged(observed.Previous, conditions) {
 		// The cache may not hold this host's last write yet: conditions
 		// computed from it would write that again, with a new transition
-		// time. Whether they change is decided on what the server holds.
+		// time. Whether they change is decided on what the server holds,
+		// the workloads included: the cache may not hold what this sync
+		// applied either, and after an API server restart or an etcd outage
+		// it lags for seconds, while the informers list again
+		// (TestFaultControlPlaneAPIServerRestart).
 		live, err := r.liveConditions(ctx)
+		if err == nil {
+			err = readWorkloads(ctx, r.reader, &observed)
+		}
 		if err != nil {
 			return reconcile.Result{}, errors.Join(syncErr, err)
 		}

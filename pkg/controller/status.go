@@ -20,19 +20,8 @@ import (
 // policies (metadata only, uncached).
 func (r *Reconciler) observe(ctx context.Context, network *unstructured.Unstructured, d nmstate.Decision) (nmstate.Observed, error) {
 	o := nmstate.Observed{Policies: -1, Now: r.opts.Now(), Previous: NetworkConditions(network)}
-	ds := &appsv1.DaemonSet{}
-	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); {
-	case err == nil:
-		o.Handler = ds
-	case !apierrors.IsNotFound(err):
-		return o, fmt.Errorf("reading the handler DaemonSet: %w", err)
-	}
-	dep := &appsv1.Deployment{}
-	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.WebhookDeployment}, dep); {
-	case err == nil:
-		o.Webhook = dep
-	case !apierrors.IsNotFound(err):
-		return o, fmt.Errorf("reading the webhook Deployment: %w", err)
+	if err := readWorkloads(ctx, r.client, &o); err != nil {
+		return o, err
 	}
 	if !d.Enabled && d.Reason != nmstate.ReasonManagedByStandaloneOperator {
 		var err error
@@ -41,6 +30,27 @@ func (r *Reconciler) observe(ctx context.Context, network *unstructured.Unstruct
 		}
 	}
 	return o, nil
+}
+
+// readWorkloads reads the handler DaemonSet and the webhook Deployment into
+// o, nil when absent.
+func readWorkloads(ctx context.Context, c client.Reader, o *nmstate.Observed) error {
+	o.Handler, o.Webhook = nil, nil
+	ds := &appsv1.DaemonSet{}
+	switch err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); {
+	case err == nil:
+		o.Handler = ds
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading the handler DaemonSet: %w", err)
+	}
+	dep := &appsv1.Deployment{}
+	switch err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.WebhookDeployment}, dep); {
+	case err == nil:
+		o.Webhook = dep
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading the webhook Deployment: %w", err)
+	}
+	return nil
 }
 
 // keptInputs reads what a default that is off depends on: whether this
