@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -60,8 +61,15 @@ func TestOperandsEnactPolicy(t *testing.T) {
 		t.Log(string(b))
 	}
 
-	// No handler has reported on it: upstream refuses a spec change.
-	out, err = k.kubectl("patch", "nncp", "worker-0-dummy", "--type=merge", "-p", `{"spec":{"desiredState":{"interfaces":[{"name":"dummy0","type":"dummy","state":"down"}]}}}`)
+	// No handler has reported on it: upstream refuses a spec change. The API
+	// server enforces an admission policy a moment after it is stored, so
+	// wait for that with server-side dry runs, which change nothing.
+	edit := []string{"patch", "nncp", "worker-0-dummy", "--type=merge", "-p", `{"spec":{"desiredState":{"interfaces":[{"name":"dummy0","type":"dummy","state":"down"}]}}}`}
+	require.True(t, waitUntil(func() bool {
+		out, err = k.kubectl(append(edit, "--dry-run=server")...)
+		return err != nil && strings.Contains(out, "is still in progress")
+	}), "the admission policy never refused a dry-run spec edit: %s", out)
+	out, err = k.kubectl(edit...)
 	require.Error(t, err, "a spec edit before any handler reported must be refused: %s", out)
 	assert.Contains(t, out, "is still in progress")
 
