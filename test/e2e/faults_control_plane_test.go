@@ -123,7 +123,7 @@ func TestFaultControlPlaneAPIServerRestart(t *testing.T) {
 	ds := &appsv1.DaemonSet{}
 	require.True(t, k.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
 	assert.True(t, onWorkers(ds), "the DaemonSet has the new placement: %v", ds.Spec.Template.Spec.NodeSelector)
-	retrying := auditStatuses(t, events, networkGenerationFrom(events, k.network().GetGeneration()), onWorkers)
+	retrying := auditStatuses(t, decidedOn(hostWrites(t, events, networkGenerationFrom(events, k.network().GetGeneration())), userEnabled), onWorkers)
 	require.NotEmpty(t, retrying, "the status written for the failed sync says Retrying")
 	assert.Contains(t, retrying[0], "applying DaemonSet "+nmstate.Namespace+"/"+nmstate.HandlerDaemonSet+": ")
 	assert.Contains(t, retrying[0], "connection refused")
@@ -178,7 +178,7 @@ func TestFaultControlPlaneEtcdStopped(t *testing.T) {
 
 	assert.Empty(t, k.lost(before), "nothing deleted or recreated")
 	assert.Equal(t, []string{"bond0"}, nncpNames(t, k))
-	retrying := auditStatuses(t, events, networkGenerationFrom(events, k.network().GetGeneration()), onWorkers)
+	retrying := auditStatuses(t, decidedOn(hostWrites(t, events, networkGenerationFrom(events, k.network().GetGeneration())), userEnabled), onWorkers)
 	require.NotEmpty(t, retrying, "the status written for the failed sync says Retrying")
 	assert.Contains(t, retrying[0], "applying DaemonSet "+nmstate.Namespace+"/"+nmstate.HandlerDaemonSet+": ")
 	t.Logf("etcd down for %s (the host's apply failed: %s); kube-apiserver stored writes again %s after the stop; converged after %s; the host wrote Retrying: %s",
@@ -271,9 +271,10 @@ func TestFaultControlPlaneHostKilledMidRollout(t *testing.T) {
 	events := k.stopEtcdLog(history)
 
 	assert.Empty(t, k.lost(before), "no object deleted or recreated")
-	auditStatuses(t, events, upgrade, hasImage(bumpedImage))
+	writes := hostWrites(t, events, upgrade)
+	auditStatuses(t, writes, hasImage(bumpedImage))
 	var since *operv1.OperatorCondition
-	for _, w := range hostWrites(t, events, upgrade) {
+	for _, w := range writes {
 		p := w.conds[nmstate.ConditionProgressing]
 		if p.Status != operv1.ConditionTrue {
 			break
@@ -454,8 +455,8 @@ func hostWrites(t *testing.T, events []loggedEvent, since uint64) []hostWrite {
 	return writes
 }
 
-// auditStatuses checks each status the host wrote after revision since
-// against the DaemonSet and Deployment as last written before it: never
+// auditStatuses checks each status the host wrote against the DaemonSet and
+// Deployment as last written before it: never
 // Degraded (every fault here is shorter than the grace); Available True only
 // with a handler available; RollingOut or AsExpected only while both
 // workloads exist; a missing workload named as missing, and no other;
@@ -465,9 +466,10 @@ func hostWrites(t *testing.T, events []loggedEvent, since uint64) []hostWrite {
 // The check is strict, with no allowance for the host's cache lagging the
 // controllers: in these tests nothing un-settles a rollout or removes a
 // workload but the host's own applies and deletes, which it has seen.
-func auditStatuses(t *testing.T, events []loggedEvent, since uint64, want func(*appsv1.DaemonSet) bool) (retrying []string) {
+func auditStatuses(t *testing.T, writes []hostWrite, want func(*appsv1.DaemonSet) bool) (retrying []string) {
 	t.Helper()
-	for _, w := range hostWrites(t, events, since) {
+	require.NotEmpty(t, writes, "statuses to check")
+	for _, w := range writes {
 		t.Logf("status at revision %d: %s; DaemonSet %s; Deployment %s", w.rv, w, rolloutOf(w.ds), rolloutOf(w.webhook))
 		for _, problem := range w.problems(want) {
 			t.Errorf("the status written at revision %d %s: %s; DaemonSet %s; Deployment %s", w.rv, problem, w, rolloutOf(w.ds), rolloutOf(w.webhook))
@@ -477,6 +479,25 @@ func auditStatuses(t *testing.T, events []loggedEvent, since uint64, want func(*
 		}
 	}
 	return retrying
+}
+
+// userEnabled is in every Available message the host writes when
+// spec.kubernetesNMState.mode Enabled turned it on.
+const userEnabled = "enabled by spec.kubernetesNMState.mode"
+
+// decidedOn drops the writes before the first whose Available message says
+// decision: a reconcile that had read the Network before an edit may write
+// after it, and its status is true of the spec it read (a write of the
+// previous Disabled, "AsExpected" with no workloads, landed after the enable
+// in one run). Reconciles run one at a time on a cache that only moves
+// forward, so every later write was decided on the edit.
+func decidedOn(writes []hostWrite, decision string) []hostWrite {
+	for i, w := range writes {
+		if strings.Contains(w.conds[nmstate.ConditionAvailable].Message, decision) {
+			return writes[i:]
+		}
+	}
+	return nil
 }
 
 // networkGenerationFrom is the revision at which the Network's spec reached
