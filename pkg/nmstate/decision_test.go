@@ -154,11 +154,13 @@ func TestDecideMatchesDecisionTable(t *testing.T) {
 	assert.Equal(t, (len(KnownPlatforms)+2)*3*6*2*2*2*len(keptInputs), checked)
 }
 
+// ha is a highly available cluster on p with the default-on gate.
+func ha(p configv1.PlatformType) Cluster {
+	return Cluster{Platform: p, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
+		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
+}
+
 func TestDecideExamples(t *testing.T) {
-	ha := func(p configv1.PlatformType) Cluster {
-		return Cluster{Platform: p, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
-			InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
-	}
 	hosted := ha(configv1.BareMetalPlatformType)
 	hosted.ControlPlaneTopology = configv1.ExternalTopologyMode
 	gateOff := ha(configv1.BareMetalPlatformType)

@@ -23,10 +23,6 @@ import (
 func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 	t.Helper()
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	ha := func(p configv1.PlatformType) Cluster {
-		return Cluster{Platform: p, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
-			InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
-	}
 	awsHosted := ha(configv1.AWSPlatformType)
 	awsHosted.ControlPlaneTopology = configv1.ExternalTopologyMode
 	gateOff := ha(configv1.BareMetalPlatformType)

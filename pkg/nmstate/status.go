@@ -219,10 +219,11 @@ func unenforced(policies int) string {
 	if policies <= 0 {
 		return ""
 	}
+	verb := "exist and are"
 	if policies == 1 {
-		return "1 NodeNetworkConfigurationPolicy exists and is not enforced, as no kubernetes-nmstate handler runs; "
+		verb = "exists and is"
 	}
-	return fmt.Sprintf("%d NodeNetworkConfigurationPolicies exist and are not enforced, as no kubernetes-nmstate handler runs; ", policies)
+	return fmt.Sprintf("%s %s not enforced, as no kubernetes-nmstate handler runs; ", policyCount(policies), verb)
 }
 
 // hungSince reports when the current rollout started, if that is longer ago
