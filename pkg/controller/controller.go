@@ -212,9 +212,11 @@ func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructure
 	}
 	cluster := nmstate.ClusterFromInfrastructure(infra)
 	cluster.DefaultOnGate = r.opts.DefaultOnGate
-	if cluster.ManagedBy, err = OtherManager(ctx, r.reader); err != nil {
+	other, err := OtherManager(ctx, r.reader)
+	if err != nil {
 		return nmstate.Decision{}, err
 	}
+	cluster.ManagedBy, cluster.StandaloneSettings = other.ManagedBy, other.NMState
 
 	decision := nmstate.Decide(cfg, cluster)
 	if nmstate.DependsOnPolicies(cfg, decision) {

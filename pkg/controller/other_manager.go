@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,32 +31,50 @@ var (
 	nmstateCRGVK = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NMStateList"}
 )
 
-// OtherManager names whoever else deploys kubernetes-nmstate, or returns ""
-// when nobody does: the OLM operator's Deployment, an NMState CR, or a handler
-// DaemonSet in any namespace that is not the plugin's own. Only one handler
-// may run per node, so CNO must then deploy nothing. Give it an uncached
-// reader: these are rare, cluster-wide lookups not worth an informer; each is
-// label-selected or tiny, metadata only and bounded by a limit. The host and
-// CNO both decide with it.
-func OtherManager(ctx context.Context, reader client.Reader) (string, error) {
+// Other is whoever else deploys kubernetes-nmstate.
+type Other struct {
+	// ManagedBy names it, for nmstate.Cluster.ManagedBy; empty when nobody
+	// does.
+	ManagedBy string
+	// NMState is the NMState CR that ManagedBy names, for
+	// nmstate.Cluster.StandaloneSettings; nil when ManagedBy names
+	// something else, or one of several CRs (the operator keeps the oldest
+	// and deletes the others, so that does not last).
+	NMState *unstructured.Unstructured
+}
+
+// OtherManager finds whoever else deploys kubernetes-nmstate: an NMState CR,
+// the OLM operator's Deployment, or a handler DaemonSet in any namespace that
+// is not the plugin's own. Only one handler may run per node, so CNO must
+// then deploy nothing. The CR comes first, read whole, because its settings
+// are what a handover carries over; the rest is metadata only. Give it an
+// uncached reader: these are rare, cluster-wide lookups not worth an
+// informer; each is label-selected or tiny and bounded by a limit. The host
+// and CNO both decide with it.
+func OtherManager(ctx context.Context, reader client.Reader) (Other, error) {
+	crs := &unstructured.UnstructuredList{}
+	crs.SetGroupVersionKind(nmstateCRGVK)
+	// Two tell one CR from several.
+	switch err := reader.List(ctx, crs, client.Limit(2)); {
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+		// No NMState CRD: no standalone operator's CR.
+	case err != nil:
+		return Other{}, fmt.Errorf("looking for NMState CRs: %w", err)
+	case len(crs.Items) > 0:
+		other := Other{ManagedBy: "the standalone kubernetes-nmstate operator (NMState CR " + crs.Items[0].GetName() + ")"}
+		if len(crs.Items) == 1 && crs.GetContinue() == "" {
+			other.NMState = &crs.Items[0]
+		}
+		return other, nil
+	}
+
 	deployments := &metav1.PartialObjectMetadataList{}
 	deployments.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
 	if err := reader.List(ctx, deployments, operatorLabels, client.Limit(1)); err != nil {
-		return "", fmt.Errorf("looking for a standalone kubernetes-nmstate operator: %w", err)
+		return Other{}, fmt.Errorf("looking for a standalone kubernetes-nmstate operator: %w", err)
 	}
 	if len(deployments.Items) > 0 {
-		return "the standalone kubernetes-nmstate operator (Deployment " + objectName(&deployments.Items[0]) + ")", nil
-	}
-
-	crs := &metav1.PartialObjectMetadataList{}
-	crs.SetGroupVersionKind(nmstateCRGVK)
-	switch err := reader.List(ctx, crs, client.Limit(1)); {
-	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
-		// No NMState CRD: no standalone operator.
-	case err != nil:
-		return "", fmt.Errorf("looking for NMState CRs: %w", err)
-	case len(crs.Items) > 0:
-		return "the standalone kubernetes-nmstate operator (NMState CR " + crs.Items[0].GetName() + ")", nil
+		return Other{ManagedBy: "the standalone kubernetes-nmstate operator (Deployment " + objectName(&deployments.Items[0]) + ")"}, nil
 	}
 
 	handlers := &metav1.PartialObjectMetadataList{}
@@ -63,14 +82,14 @@ func OtherManager(ctx context.Context, reader client.Reader) (string, error) {
 	// At most one of them is the plugin's own, so two are enough to find
 	// another one if there is any.
 	if err := reader.List(ctx, handlers, handlerLabels, client.Limit(2)); err != nil {
-		return "", fmt.Errorf("looking for other kubernetes-nmstate handlers: %w", err)
+		return Other{}, fmt.Errorf("looking for other kubernetes-nmstate handlers: %w", err)
 	}
 	for i := range handlers.Items {
 		if ds := &handlers.Items[i]; !renderedHandler(ds) {
-			return "whoever deployed DaemonSet " + objectName(ds) + ", a kubernetes-nmstate handler the Cluster Network Operator did not render", nil
+			return Other{ManagedBy: "whoever deployed DaemonSet " + objectName(ds) + ", a kubernetes-nmstate handler the Cluster Network Operator did not render"}, nil
 		}
 	}
-	return "", nil
+	return Other{}, nil
 }
 
 // renderedHandler tells the plugin's own handler DaemonSet from any other:

@@ -25,15 +25,21 @@ func TestOtherManager(t *testing.T) {
 	cnao := handler("openshift-cnv", "nmstate-handler", theirs)
 	operator := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: nmstate.Namespace, Name: "nmstate-operator",
 		Labels: map[string]string{"app": "kubernetes-nmstate-operator"}}}
-	cr := &unstructured.Unstructured{}
-	cr.SetGroupVersionKind(nmstateCRGVK.GroupVersion().WithKind("NMState"))
-	cr.SetName("nmstate")
+	newCR := func(name string) *unstructured.Unstructured {
+		cr := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"logLevel": "debug"}}}
+		cr.SetGroupVersionKind(nmstateCRGVK.GroupVersion().WithKind("NMState"))
+		cr.SetName(name)
+		return cr
+	}
+	cr := newCR("nmstate")
 
 	tests := []struct {
 		name    string
 		noCRD   bool
 		objs    []client.Object
 		managed string
+		// settings is the name of the CR returned whole, if any.
+		settings string
 	}{
 		{name: "nothing", managed: ""},
 		{name: "no NMState CRD", noCRD: true, managed: ""},
@@ -48,9 +54,13 @@ func TestOtherManager(t *testing.T) {
 			managed: "whoever deployed DaemonSet nmstate/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
 		{name: "another name in our namespace", objs: []client.Object{handler(nmstate.Namespace, "nmstate-handler-worker", ours)},
 			managed: "whoever deployed DaemonSet openshift-nmstate/nmstate-handler-worker, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
-		{name: "the operator's Deployment comes first", objs: []client.Object{operator, cr, cnao},
+		{name: "the NMState CR comes first, with its settings", objs: []client.Object{operator, cr, cnao},
+			managed: "the standalone kubernetes-nmstate operator (NMState CR nmstate)", settings: "nmstate"},
+		{name: "the operator's Deployment before other handlers", objs: []client.Object{operator, cnao},
 			managed: "the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)"},
 		{name: "an NMState CR", objs: []client.Object{cr, rendered},
+			managed: "the standalone kubernetes-nmstate operator (NMState CR nmstate)", settings: "nmstate"},
+		{name: "two NMState CRs: named, but no settings until the operator deletes one", objs: []client.Object{cr, newCR("second")},
 			managed: "the standalone kubernetes-nmstate operator (NMState CR nmstate)"},
 	}
 	for _, tt := range tests {
@@ -68,7 +78,14 @@ func TestOtherManager(t *testing.T) {
 			reader := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(tt.objs...).Build()
 			got, err := OtherManager(t.Context(), reader)
 			require.NoError(t, err)
-			assert.Equal(t, tt.managed, got)
+			assert.Equal(t, tt.managed, got.ManagedBy)
+			if tt.settings == "" {
+				assert.Nil(t, got.NMState)
+				return
+			}
+			require.NotNil(t, got.NMState)
+			assert.Equal(t, tt.settings, got.NMState.GetName())
+			assert.Equal(t, map[string]any{"logLevel": "debug"}, got.NMState.Object["spec"], "the CR is read whole")
 		})
 	}
 }

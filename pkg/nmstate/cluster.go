@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Cluster is what the decision needs to know about the cluster beyond the
@@ -25,6 +26,11 @@ type Cluster struct {
 	// just as StandaloneOperator does, which is left for callers that know
 	// only that there is one (the render command's flag).
 	ManagedBy string
+	// StandaloneSettings is the NMState CR that ManagedBy names, as read
+	// (its spec is what matters), or nil when ManagedBy names something
+	// else. The message then gives the command that carries its settings
+	// into the Network (MigrateNMState), the first step of a handover.
+	StandaloneSettings *unstructured.Unstructured
 	// DefaultOnGate is the staged-rollout lever (FeatureGate
 	// KubernetesNMStateByDefault): while false, an omitted mode means disabled
 	// on every platform; an explicit Enabled still works.

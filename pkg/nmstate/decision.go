@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Reasons are API: SREs alert and search on them, so they never change.
@@ -70,9 +71,9 @@ func decide(cfg Config, c Cluster) Decision {
 		}
 		return Decision{
 			Reason: ReasonManagedByStandaloneOperator,
-			Message: fmt.Sprintf("kubernetes-nmstate is managed by %s, "+
+			Message: handoverMessage(fmt.Sprintf("kubernetes-nmstate is managed by %s, "+
 				"so the Cluster Network Operator deploys nothing: only one handler may run per node (%s); "+
-				"to hand over to the Cluster Network Operator, remove it (the standalone operator: run `oc delete nmstates --all` and uninstall the kubernetes-nmstate operator); your NodeNetworkConfigurationPolicies are kept", who, inputs),
+				"to hand over to the Cluster Network Operator, ", who, inputs), cfg, c.StandaloneSettings),
 		}
 	}
 
@@ -104,6 +105,40 @@ func decide(cfg Config, c Cluster) Decision {
 	return Decision{Reason: ReasonPlatformNotDefault,
 		Message: fmt.Sprintf("kubernetes-nmstate is off by default on %s; it is on by default only on %s (%s); %s",
 			platform, join(DefaultOnPlatforms), inputs, howToEnable)}
+}
+
+// maxMessage bounds a decision's message, and so the Available condition's
+// (docs/troubleshooting.md).
+const maxMessage = 1024
+
+// handoverMessage ends the message of a standalone operator in charge: how
+// to remove it, and first, for an NMState CR, the command that carries its
+// settings over, when it fits the message.
+func handoverMessage(start string, cfg Config, cr *unstructured.Unstructured) string {
+	const remove = "remove it (the standalone operator: run `oc delete nmstates --all` and uninstall the kubernetes-nmstate operator); " +
+		"your NodeNetworkConfigurationPolicies are kept"
+	if cr == nil {
+		return start + remove
+	}
+	m, err := MigrateNMState(cr, cfg)
+	if err != nil {
+		return start + "first set spec.kubernetesNMState yourself: the NMState CR's settings cannot be carried over as they are (" +
+			cut(err.Error(), maxMessage/3) + "); then " + remove
+	}
+	msg := start + "first carry the NMState CR's settings over with: " + m.Command + "; then " + remove
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	return start + fmt.Sprintf("first carry the NMState CR's settings over into spec.kubernetesNMState (the command, %d bytes, is too long for this message; "+
+		"the user guide's table \"From the NMState CR\" maps each field); then %s", len(m.Command), remove)
+}
+
+// cut shortens s to at most n bytes, on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n-len("...")], "") + "..."
 }
 
 func modeName(m Mode) string {

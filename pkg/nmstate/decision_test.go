@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -179,6 +180,17 @@ func TestDecideExamples(t *testing.T) {
 	otherHandler.ManagedBy = "whoever deployed DaemonSet openshift-cnv/nmstate-handler"
 	namedOperator := standalone
 	namedOperator.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
+	withCR := func(spec string) Cluster {
+		c := ha(configv1.BareMetalPlatformType)
+		c.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
+		c.StandaloneSettings = nmstateCR(t, spec)
+		return c
+	}
+	var manyTerms strings.Builder
+	manyTerms.WriteString("affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n      nodeSelectorTerms:\n")
+	for i := range 20 {
+		fmt.Fprintf(&manyTerms, "      - matchExpressions:\n        - key: example.com/rack-%d\n          operator: Exists\n", i)
+	}
 
 	tests := []struct {
 		name        string
@@ -225,10 +237,20 @@ func TestDecideExamples(t *testing.T) {
 			[]string{"DaemonSet openshift-cnv/nmstate-handler"}, nil},
 		{"the name wins over the bare flag", ModeDefault, namedOperator, false, ReasonManagedByStandaloneOperator,
 			[]string{"managed by the standalone kubernetes-nmstate operator (NMState CR nmstate), so"}, []string{"is present"}},
+		{"an NMState CR's settings are carried over first", ModeDefault, withCR("nodeSelector:\n  node-role.kubernetes.io/worker: \"\"\nlogLevel: debug\n"), false, ReasonManagedByStandaloneOperator,
+			[]string{"to hand over to the Cluster Network Operator, first carry the NMState CR's settings over with: " +
+				`oc patch network.operator cluster --type=merge -p '{"spec":{"kubernetesNMState":{"handlerPlacement":{"nodeSelector":{"node-role.kubernetes.io/worker":""}},"mode":"Enabled"},"logLevel":"Debug"}}'` +
+				"; then remove it (the standalone operator: run `oc delete nmstates --all`"}, nil},
+		{"a command too long for the message", ModeDefault, withCR(manyTerms.String()), false, ReasonManagedByStandaloneOperator,
+			[]string{"first carry the NMState CR's settings over into spec.kubernetesNMState (the command, ", "bytes, is too long for this message",
+				"From the NMState CR", "then remove it"}, []string{"oc patch"}},
+		{"settings that cannot be carried over", ModeDefault, withCR("nodeSelector:\n  kubernetes.io/os: windows\n"), false, ReasonManagedByStandaloneOperator,
+			[]string{"first set spec.kubernetesNMState yourself: the NMState CR's settings cannot be carried over as they are (NMState CR nmstate: spec.nodeSelector", "then remove it"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := Decide(Config{Mode: tt.mode}, tt.cluster)
+			assert.LessOrEqual(t, len(d.Message), maxMessage)
 			assert.Equal(t, tt.enabled, d.Enabled)
 			assert.Equal(t, tt.reason, d.Reason)
 			for _, s := range tt.messageHas {
@@ -239,6 +261,16 @@ func TestDecideExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The command in the message is computed against the Network as it is:
+// a spec.logLevel of Trace is not lowered to Debug.
+func TestDecideCarriesOverAgainstTheNetwork(t *testing.T) {
+	c := ha(configv1.BareMetalPlatformType)
+	c.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
+	c.StandaloneSettings = nmstateCR(t, "logLevel: debug\n")
+	d := Decide(Config{Mode: ModeDisabled, LogLevel: operv1.Trace}, c)
+	assert.Contains(t, d.Message, `-p '{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}'`)
 }
 
 func TestReasonValuesAreStable(t *testing.T) {

@@ -31,6 +31,10 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 	standalone.StandaloneOperator = true
 	operatorDeployment := ha(configv1.BareMetalPlatformType)
 	operatorDeployment.ManagedBy = "the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)"
+	operatorCR := ha(configv1.BareMetalPlatformType)
+	operatorCR.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
+	operatorCR.StandaloneSettings = nmstateCR(t, "nodeSelector:\n  node-role.kubernetes.io/worker: \"\"\n"+
+		"probeConfiguration:\n  dns:\n    host: root-servers.net\nmetricsConfiguration:\n  bindAddress: \":8089\"\nlogLevel: debug\n")
 	otherHandler := ha(configv1.BareMetalPlatformType)
 	otherHandler.ManagedBy = "whoever deployed DaemonSet openshift-cnv/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"
 	awsRunning := ha(configv1.AWSPlatformType)
@@ -63,6 +67,7 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 		Conditions(Decide(Config{}, gateOff), nil, Observed{Policies: 0}),
 		Conditions(Decide(Config{Mode: ModeEnabled}, standalone), nil, Observed{Policies: 4}),
 		Conditions(Decide(Config{Mode: ModeEnabled}, operatorDeployment), nil, Observed{Policies: 4}),
+		Conditions(Decide(Config{Mode: ModeEnabled}, operatorCR), nil, Observed{Policies: 4}),
 		Conditions(Decide(Config{Mode: ModeEnabled}, otherHandler), nil, Observed{Policies: 4}),
 		Conditions(Decide(Config{}, awsRunning), nil, ready),
 		Conditions(enabled, nil, Observed{}),
