@@ -24,7 +24,7 @@ func TestExitCodes(t *testing.T) {
 		stdoutHas []string
 		stderrHas []string
 	}{
-		{name: "top-level -h", args: []string{"-h"}, stdoutHas: []string{"usage: cno-nmstate <command>", "render", "run", "demo", "version"}},
+		{name: "top-level -h", args: []string{"-h"}, stdoutHas: []string{"usage: cno-nmstate <command>", "render", "run", "demo", "migrate", "version"}},
 		{name: "top-level --help", args: []string{"--help"}, stdoutHas: []string{"usage: cno-nmstate <command>"}},
 		{name: "help", args: []string{"help"}, stdoutHas: []string{"usage: cno-nmstate <command>"}},
 		{name: "no command", args: nil, code: 2, stderrHas: []string{"usage: cno-nmstate <command>"}},
@@ -37,6 +37,8 @@ func TestExitCodes(t *testing.T) {
 		{name: "run --help", args: []string{"run", "--help"}, stdoutHas: []string{"usage: cno-nmstate run [flags]"}},
 		{name: "demo -h", args: []string{"demo", "-h"}, stdoutHas: []string{"usage: cno-nmstate demo [flags]", "-keep", "-assets directory"}},
 		{name: "version -h", args: []string{"version", "-h"}, stdoutHas: []string{"usage: cno-nmstate version [flags]"}},
+		{name: "migrate -h", args: []string{"migrate", "-h"}, stdoutHas: []string{"usage: cno-nmstate migrate [flags]", "NMState CR", "-kubeconfig"}},
+		{name: "migrate --help", args: []string{"migrate", "--help"}, stdoutHas: []string{"usage: cno-nmstate migrate [flags]"}},
 
 		{name: "unknown flag", args: []string{"render", "--bogus"}, code: 2, stderrHas: []string{"cno-nmstate render: flag provided but not defined: -bogus", "run 'cno-nmstate render -h'"}},
 		{name: "flag without its value", args: []string{"run", "--kubeconfig"}, code: 2, stderrHas: []string{"flag needs an argument: -kubeconfig"}},
@@ -45,6 +47,10 @@ func TestExitCodes(t *testing.T) {
 		{name: "version takes no arguments", args: []string{"version", "now"}, code: 2, stderrHas: []string{`unexpected arguments ["now"]`}},
 		{name: "run without an image refuses to start", args: []string{"run", "--kubeconfig", "/nonexistent"}, code: 2,
 			stderrHas: []string{"no handler image: pass -handler-image or set $KUBERNETES_NMSTATE_HANDLER_IMAGE"}},
+		{name: "migrate takes no arguments", args: []string{"migrate", "nmstate"}, code: 2, stderrHas: []string{`unexpected arguments ["nmstate"]`, "run 'cno-nmstate migrate -h'"}},
+		{name: "migrate with an unknown flag", args: []string{"migrate", "--namespace", "x"}, code: 2, stderrHas: []string{"flag provided but not defined: -namespace"}},
+		{name: "migrate with an unreadable kubeconfig", args: []string{"migrate", "--kubeconfig", "/nonexistent"}, code: 1,
+			stderrHas: []string{"cno-nmstate migrate: loading the kubeconfig:", "/nonexistent"}},
 		{name: "run with an unreadable kubeconfig", args: []string{"run", "--kubeconfig", "/nonexistent", "--handler-image", "img:1"}, code: 1,
 			stderrHas: []string{"cno-nmstate run: loading the kubeconfig:", "/nonexistent"}},
 		{name: "render with unreadable manifests", args: []string{"render", "--handler-image", "img:1", "--manifests", "/nonexistent"}, code: 1,

@@ -1,6 +1,7 @@
 // Command cno-nmstate runs the kubernetes-nmstate plugin of the Cluster
 // Network Operator outside CNO: render prints what it would deploy, run hosts
-// it against a cluster, demo shows it on an embedded one.
+// it against a cluster, demo shows it on an embedded one, migrate prints the
+// command that carries a standalone operator's settings over.
 package main
 
 import (
@@ -26,6 +27,7 @@ var commands = []command{
 	{"render", renderSummary, renderCmd},
 	{"run", runSummary, runCmd},
 	{"demo", demoSummary, demoCmd},
+	{"migrate", migrateSummary, migrateCmd},
 	{"version", versionSummary, versionCmd},
 }
 
