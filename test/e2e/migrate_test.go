@@ -157,7 +157,8 @@ func TestMigrateFromRealOperator(t *testing.T) {
 
 	kubectl := filepath.Join(assetsDir(t), "kubectl")
 	patch := exec.Command("sh", "-c", "'"+kubectl+"'"+strings.TrimPrefix(command, "oc"))
-	patch.Env = []string{"PATH=/usr/bin:/bin", "KUBECONFIG=" + k.kubeconfig}
+	// kubectl keeps its discovery cache under $HOME.
+	patch.Env = []string{"PATH=/usr/bin:/bin", "KUBECONFIG=" + k.kubeconfig, "HOME=" + t.TempDir()}
 	out2, err := patch.CombinedOutput()
 	require.NoError(t, err, "%s: %s", command, out2)
 
