@@ -29,6 +29,7 @@ type Server struct {
 	mu     sync.Mutex
 	closed bool
 	conns  map[net.Conn]bool // open TCP connections, closed by Close
+	names  map[string]bool   // every name asked about, as asked
 }
 
 // Start listens on addr ("host:port"; port 0 picks a free one) over UDP and
@@ -66,6 +67,14 @@ func (s *Server) Addr() string { return s.udp.LocalAddr().String() }
 // Queries is how many queries have been answered, to prove a client reached
 // this server.
 func (s *Server) Queries() int { return int(s.queries.Load()) }
+
+// Asked says whether a query for name ("example.com.") was answered: the
+// proof of which name a client looked up.
+func (s *Server) Asked(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.names[name]
+}
 
 // Close stops serving and waits for the serving goroutines to end.
 func (s *Server) Close() error {
@@ -193,5 +202,11 @@ func (s *Server) answer(req []byte) (resp []byte, ok bool) {
 		return nil, false
 	}
 	s.queries.Add(1)
+	s.mu.Lock()
+	if s.names == nil {
+		s.names = map[string]bool{}
+	}
+	s.names[q.Name.String()] = true
+	s.mu.Unlock()
 	return out, true
 }

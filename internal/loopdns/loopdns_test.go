@@ -44,11 +44,14 @@ func TestResolve(t *testing.T) {
 			assert.Equal(t, "a.root-servers.net.", ns[0].Host)
 			after := srv.Queries()
 			assert.GreaterOrEqual(t, after, 1)
+			assert.True(t, srv.Asked("root-servers.net."))
+			assert.False(t, srv.Asked("example.com."), "not asked yet")
 
 			addrs, err := r.LookupHost(ctx, "example.com") // A and AAAA
 			require.NoError(t, err)
 			assert.Equal(t, []string{"127.0.0.1"}, addrs)
 			assert.GreaterOrEqual(t, srv.Queries(), after+2)
+			assert.True(t, srv.Asked("example.com."))
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	operv1 "github.com/openshift/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,22 +25,46 @@ const (
 	ModeDefault Mode = ""
 )
 
-// Config is spec.kubernetesNMState of network.operator.openshift.io/cluster.
+// Config is spec.kubernetesNMState of network.operator.openshift.io/cluster,
+// with spec.logLevel, which the handler's verbosity follows.
 type Config struct {
 	Mode Mode
-	// NodeSelector and Tolerations place the handler DaemonSet. Nil means the
-	// default: every Linux node, every taint tolerated.
+	// Handler places the handler DaemonSet. Nil fields mean the defaults:
+	// every Linux node, every taint tolerated, no affinity.
+	Handler Placement
+	// Infra places the webhook and every other Deployment. Nil fields mean
+	// the defaults, which depend on the control plane topology (RenderParams).
+	Infra Placement
+	// ProbeDNSHost is the name the handler's DNS probe resolves; empty means
+	// upstream's default.
+	ProbeDNSHost string
+	// LogLevel is spec.logLevel; empty means Normal.
+	LogLevel operv1.LogLevel
+}
+
+// Placement is where a workload's pods may run.
+type Placement struct {
 	NodeSelector map[string]string
 	Tolerations  []corev1.Toleration
+	Affinity     *corev1.Affinity
 }
 
 // The field names below are the API; they are repeated in messages so a user
 // can find the bad value in `oc edit network.operator cluster`.
 const (
-	fieldRoot      = "spec.kubernetesNMState"
-	fieldMode      = "spec.kubernetesNMState.mode"
-	fieldPlacement = "spec.kubernetesNMState.handlerPlacement"
+	fieldRoot           = "spec.kubernetesNMState"
+	fieldMode           = "spec.kubernetesNMState.mode"
+	fieldPlacement      = "spec.kubernetesNMState.handlerPlacement"
+	fieldInfraPlacement = "spec.kubernetesNMState.infraPlacement"
+	fieldProbes         = "spec.kubernetesNMState.probes"
+	fieldLogLevel       = "spec.logLevel"
 )
+
+// rootFields are the fields of spec.kubernetesNMState.
+var rootFields = []string{"mode", "handlerPlacement", "infraPlacement", "probes"}
+
+// validLogLevels are spec.logLevel's values; empty is Normal.
+var validLogLevels = []operv1.LogLevel{operv1.Normal, operv1.Debug, operv1.Trace, operv1.TraceAll}
 
 var validModes = []Mode{ModeEnabled, ModeDisabled}
 
@@ -51,33 +76,95 @@ func ConfigFromNetwork(network *unstructured.Unstructured) (Config, error) {
 	if network == nil {
 		return Config{}, nil
 	}
+	var cfg Config
+	level, _, err := unstructured.NestedFieldNoCopy(network.Object, "spec", "logLevel")
+	if err != nil {
+		return Config{}, inputError(ReasonInvalidConfig, "spec must be an object: %v", err)
+	}
+	if cfg.LogLevel, err = parseLogLevel(level); err != nil {
+		return Config{}, err
+	}
 	raw, found, err := unstructured.NestedFieldNoCopy(network.Object, "spec", "kubernetesNMState")
 	if err != nil {
 		return Config{}, inputError(ReasonInvalidConfig, "spec must be an object: %v", err)
 	}
 	if !found || raw == nil {
-		return Config{}, nil
+		return cfg, nil
 	}
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		return Config{}, inputError(ReasonInvalidConfig,
-			"%s must be an object with an optional mode (%s) and handlerPlacement, got %s",
-			fieldRoot, modeList(), quote(raw))
+			"%s must be an object with the optional fields %s, got %s",
+			fieldRoot, strings.Join(rootFields, ", "), quote(raw))
 	}
-	if err := onlyFields(fieldRoot, obj, "mode", "handlerPlacement"); err != nil {
+	if err := onlyFields(fieldRoot, obj, rootFields...); err != nil {
 		return Config{}, err
 	}
 
-	var cfg Config
 	if cfg.Mode, err = parseMode(obj["mode"]); err != nil {
 		return Config{}, err
 	}
-	if p, found := obj["handlerPlacement"]; found && p != nil {
-		if cfg.NodeSelector, cfg.Tolerations, err = parsePlacement(p); err != nil {
-			return Config{}, err
-		}
+	if cfg.Handler, err = parsePlacement(fieldPlacement, "the handler runs", obj["handlerPlacement"]); err != nil {
+		return Config{}, err
+	}
+	if cfg.Infra, err = parsePlacement(fieldInfraPlacement, "the webhook and metrics images run", obj["infraPlacement"]); err != nil {
+		return Config{}, err
+	}
+	if cfg.ProbeDNSHost, err = parseProbes(obj["probes"]); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
+}
+
+func parseLogLevel(v any) (operv1.LogLevel, error) {
+	if v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if ok && (s == "" || slices.Contains(validLogLevels, operv1.LogLevel(s))) {
+		return operv1.LogLevel(s), nil
+	}
+	names := make([]string, len(validLogLevels))
+	for i, l := range validLogLevels {
+		names[i] = fmt.Sprintf("%q", l)
+	}
+	hint := ""
+	if ok {
+		hint = CaseHint(s, validLogLevels)
+	}
+	return "", inputError(ReasonInvalidConfig, "%s is %s; valid values are %s (or omit it for Normal)%s",
+		fieldLogLevel, quote(v), strings.Join(names, ", "), hint)
+}
+
+// Verbose says whether the handler logs at debug level, with verbose
+// nmstatectl output: what the standalone operator's logLevel "debug" does.
+func (c Config) Verbose() bool {
+	return c.LogLevel != "" && c.LogLevel != operv1.Normal
+}
+
+func parseProbes(v any) (string, error) {
+	const field = fieldProbes + ".dnsHost"
+	if v == nil {
+		return "", nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return "", inputError(ReasonInvalidConfig, "%s must be an object with dnsHost, got %s", fieldProbes, quote(v))
+	}
+	if err := onlyFields(fieldProbes, obj, "dnsHost"); err != nil {
+		return "", err
+	}
+	if obj["dnsHost"] == nil {
+		return "", nil
+	}
+	host, ok := obj["dnsHost"].(string)
+	if !ok {
+		return "", inputError(ReasonInvalidConfig, "%s must be a host name, got %s", field, quote(obj["dnsHost"]))
+	}
+	if errs := validation.IsDNS1123Subdomain(host); len(errs) > 0 {
+		return "", inputError(ReasonInvalidConfig, "%s is %s, not a lowercase DNS name: %s", field, quote(host), strings.Join(errs, "; "))
+	}
+	return host, nil
 }
 
 func modeList() string {
@@ -107,28 +194,35 @@ func parseMode(v any) (Mode, error) {
 	return "", inputError(ReasonInvalidConfig, "%s is %s; valid values are %s%s", fieldMode, quote(s), modeList(), CaseHint(s, validModes))
 }
 
-func parsePlacement(v any) (map[string]string, []corev1.Toleration, error) {
+// parsePlacement reads the placement at field; linuxOnly says in a message
+// who runs on Linux nodes only.
+func parsePlacement(field, linuxOnly string, v any) (Placement, error) {
+	if v == nil {
+		return Placement{}, nil
+	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, nil, inputError(ReasonInvalidConfig,
-			"%s must be an object with nodeSelector and tolerations, got %s", fieldPlacement, quote(v))
+		return Placement{}, inputError(ReasonInvalidConfig,
+			"%s must be an object with nodeSelector, tolerations and affinity, got %s", field, quote(v))
 	}
-	if err := onlyFields(fieldPlacement, obj, "nodeSelector", "tolerations"); err != nil {
-		return nil, nil, err
+	if err := onlyFields(field, obj, "nodeSelector", "tolerations", "affinity"); err != nil {
+		return Placement{}, err
 	}
-	selector, err := parseNodeSelector(obj["nodeSelector"])
-	if err != nil {
-		return nil, nil, err
+	var p Placement
+	var err error
+	if p.NodeSelector, err = parseNodeSelector(field+".nodeSelector", linuxOnly, obj["nodeSelector"]); err != nil {
+		return Placement{}, err
 	}
-	tolerations, err := parseTolerations(obj["tolerations"])
-	if err != nil {
-		return nil, nil, err
+	if p.Tolerations, err = parseTolerations(field+".tolerations", obj["tolerations"]); err != nil {
+		return Placement{}, err
 	}
-	return selector, tolerations, nil
+	if p.Affinity, err = parseAffinity(field+".affinity", obj["affinity"]); err != nil {
+		return Placement{}, err
+	}
+	return p, nil
 }
 
-func parseNodeSelector(v any) (map[string]string, error) {
-	const field = fieldPlacement + ".nodeSelector"
+func parseNodeSelector(field, linuxOnly string, v any) (map[string]string, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -149,15 +243,14 @@ func parseNodeSelector(v any) (map[string]string, error) {
 			return nil, inputError(ReasonInvalidConfig, "%s[%s] has an invalid label value %s: %s", field, quote(k), quote(s), strings.Join(errs, "; "))
 		}
 		if k == linuxLabel && s != "linux" {
-			return nil, inputError(ReasonInvalidConfig, "%s[%s] is %s; the handler runs on Linux nodes only, so it can only be \"linux\" (or omitted)", field, quote(k), quote(s))
+			return nil, inputError(ReasonInvalidConfig, "%s[%s] is %s; %s on Linux nodes only, so it can only be \"linux\" (or omitted)", field, quote(k), quote(s), linuxOnly)
 		}
 		selector[k] = s
 	}
 	return selector, nil
 }
 
-func parseTolerations(v any) ([]corev1.Toleration, error) {
-	const field = fieldPlacement + ".tolerations"
+func parseTolerations(field string, v any) ([]corev1.Toleration, error) {
 	if v == nil {
 		return nil, nil
 	}

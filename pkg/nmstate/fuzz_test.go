@@ -177,21 +177,21 @@ func configToNMState(t *testing.T, cfg Config) map[string]any {
 	if cfg.Mode != ModeDefault {
 		out["mode"] = string(cfg.Mode)
 	}
-	if cfg.NodeSelector == nil && cfg.Tolerations == nil {
+	if cfg.Handler.NodeSelector == nil && cfg.Handler.Tolerations == nil {
 		return out
 	}
 	placement := map[string]any{}
-	if cfg.NodeSelector != nil {
+	if cfg.Handler.NodeSelector != nil {
 		sel := map[string]any{}
-		for k, v := range cfg.NodeSelector {
+		for k, v := range cfg.Handler.NodeSelector {
 			sel[k] = v
 		}
 		placement["nodeSelector"] = sel
 	}
-	if cfg.Tolerations != nil {
+	if cfg.Handler.Tolerations != nil {
 		list := []any{}
-		for i := range cfg.Tolerations {
-			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cfg.Tolerations[i])
+		for i := range cfg.Handler.Tolerations {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cfg.Handler.Tolerations[i])
 			require.NoError(t, err)
 			list = append(list, m)
 		}

@@ -81,24 +81,36 @@ type RenderParams struct {
 
 	HandlerNodeSelector map[string]string
 	HandlerTolerations  []corev1.Toleration
+	// HandlerAffinity is nil for none.
+	HandlerAffinity *corev1.Affinity
+
+	// Infra* place the webhook and every other Deployment. Empty
+	// tolerations and a nil affinity are left out.
+	InfraNodeSelector map[string]string
+	InfraTolerations  []corev1.Toleration
+	InfraAffinity     *corev1.Affinity
 
 	WebhookReplicas int
-	// WebhookOnControlPlane prefers and tolerates control-plane nodes. False
-	// with a hosted control plane, whose nodes are not in this cluster.
-	WebhookOnControlPlane bool
+
+	// ProbeDNSHost is the name the handler's DNS probe resolves.
+	ProbeDNSHost string
+	// DebugLogs makes the handler log at debug level and its liveness
+	// probe's nmstatectl verbose.
+	DebugLogs bool
 }
 
-// NewRenderParams derives placement and replicas from the config and the
-// cluster topology.
+// DefaultProbeDNSHost is upstream's default target of the handler's DNS
+// probe.
+const DefaultProbeDNSHost = "root-servers.net"
+
+const (
+	masterRole       = "node-role.kubernetes.io/master"
+	controlPlaneRole = "node-role.kubernetes.io/control-plane"
+)
+
+// NewRenderParams derives placement, replicas and the handler's settings from
+// the config and the cluster topology.
 func NewRenderParams(cfg Config, c Cluster, handlerImage, releaseVersion string) RenderParams {
-	selector := map[string]string{linuxLabel: "linux"}
-	for k, v := range cfg.NodeSelector {
-		selector[k] = v
-	}
-	tolerations := cfg.Tolerations
-	if tolerations == nil {
-		tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
-	}
 	hosted := c.ControlPlaneTopology == configv1.ExternalTopologyMode
 	replicas := 2
 	// Counted from the topology, not from nodes: a node joining or leaving
@@ -107,14 +119,56 @@ func NewRenderParams(cfg Config, c Cluster, handlerImage, releaseVersion string)
 		(!hosted && c.ControlPlaneTopology == configv1.SingleReplicaTopologyMode) {
 		replicas = 1
 	}
-	return RenderParams{
-		HandlerImage:          handlerImage,
-		ReleaseVersion:        releaseVersion,
-		HandlerNodeSelector:   selector,
-		HandlerTolerations:    tolerations,
-		WebhookReplicas:       replicas,
-		WebhookOnControlPlane: !hosted,
+	tolerations := cfg.Handler.Tolerations
+	if tolerations == nil {
+		tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 	}
+	infraTolerations, infraAffinity := cfg.Infra.Tolerations, cfg.Infra.Affinity
+	// With a hosted control plane its nodes are not in this cluster: nothing
+	// to tolerate or prefer.
+	if infraTolerations == nil && !hosted {
+		infraTolerations = []corev1.Toleration{
+			{Key: masterRole, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+			{Key: controlPlaneRole, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		}
+	}
+	if infraAffinity == nil && !hosted {
+		infraAffinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+				Weight: 10,
+				Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+					{Key: controlPlaneRole, Operator: corev1.NodeSelectorOpExists},
+				}},
+			}},
+		}}
+	}
+	probeHost := cfg.ProbeDNSHost
+	if probeHost == "" {
+		probeHost = DefaultProbeDNSHost
+	}
+	return RenderParams{
+		HandlerImage:        handlerImage,
+		ReleaseVersion:      releaseVersion,
+		HandlerNodeSelector: linuxSelector(cfg.Handler.NodeSelector),
+		HandlerTolerations:  tolerations,
+		HandlerAffinity:     cfg.Handler.Affinity,
+		InfraNodeSelector:   linuxSelector(cfg.Infra.NodeSelector),
+		InfraTolerations:    infraTolerations,
+		InfraAffinity:       infraAffinity,
+		WebhookReplicas:     replicas,
+		ProbeDNSHost:        probeHost,
+		DebugLogs:           cfg.Verbose(),
+	}
+}
+
+// linuxSelector is selector with kubernetes.io/os=linux: the images are
+// Linux images, whatever else the user selects.
+func linuxSelector(selector map[string]string) map[string]string {
+	out := map[string]string{linuxLabel: "linux"}
+	for k, v := range selector {
+		out[k] = v
+	}
+	return out
 }
 
 // ParamsFromEnv is NewRenderParams with the images and release version from
@@ -130,8 +184,13 @@ func RenderData(p RenderParams) render.RenderData {
 	data.Data["ReleaseVersion"] = p.ReleaseVersion
 	data.Data["HandlerNodeSelector"] = p.HandlerNodeSelector
 	data.Data["HandlerTolerations"] = p.HandlerTolerations
+	data.Data["HandlerAffinity"] = p.HandlerAffinity
+	data.Data["InfraNodeSelector"] = p.InfraNodeSelector
+	data.Data["InfraTolerations"] = p.InfraTolerations
+	data.Data["InfraAffinity"] = p.InfraAffinity
 	data.Data["WebhookReplicas"] = p.WebhookReplicas
-	data.Data["WebhookOnControlPlane"] = p.WebhookOnControlPlane
+	data.Data["ProbeDNSHost"] = p.ProbeDNSHost
+	data.Data["DebugLogs"] = p.DebugLogs
 	return data
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/openshift/cluster-network-operator/pkg/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -228,14 +229,100 @@ func TestRenderHostedControlPlane(t *testing.T) {
 	assert.NotNil(t, findObj(t, objs, "PodDisruptionBudget", Namespace, "nmstate-webhook"))
 }
 
-func TestRenderHandlerPlacement(t *testing.T) {
-	cfg := Config{Mode: ModeEnabled,
-		NodeSelector: map[string]string{"node-role.kubernetes.io/worker": ""},
-		Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "net", Effect: corev1.TaintEffectNoSchedule}}}
-	objs := mustRender(t, cfg, haCluster)
-	ds := typed[appsv1.DaemonSet](t, objs, "DaemonSet", Namespace, HandlerDaemonSet)
-	assert.Equal(t, map[string]string{"kubernetes.io/os": "linux", "node-role.kubernetes.io/worker": ""}, ds.Spec.Template.Spec.NodeSelector)
-	assert.Equal(t, cfg.Tolerations, ds.Spec.Template.Spec.Tolerations)
+// TestRenderKnobs: every setting of the Network lands where the standalone
+// operator puts the NMState CR field it replaces.
+func TestRenderKnobs(t *testing.T) {
+	dedicated := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "net", Effect: corev1.TaintEffectNoSchedule}}
+	rackAffinity := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"rack-1"}}}}}}}}
+	infra := Placement{NodeSelector: map[string]string{"node-role.kubernetes.io/infra": ""}, Tolerations: dedicated, Affinity: rackAffinity}
+	tests := []struct {
+		name    string
+		cfg     Config
+		cluster Cluster
+		check   func(t *testing.T, handler *corev1.PodSpec, webhook *corev1.PodSpec)
+	}{{
+		name: "defaults", cluster: haCluster,
+		check: func(t *testing.T, h, w *corev1.PodSpec) {
+			assert.Nil(t, h.Affinity)
+			assert.Equal(t, []string{"--zap-time-encoding=iso8601"}, h.Containers[0].Args)
+			assert.Equal(t, []string{"bash", "-c", "nmstatectl show lo 2>&1"}, h.Containers[0].LivenessProbe.Exec.Command)
+			assert.Equal(t, "root-servers.net", envValue(h.Containers[0], "PROBE_DNS_HOST"))
+			assert.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, w.NodeSelector)
+			assert.Equal(t, []corev1.Toleration{
+				{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+				{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+			}, w.Tolerations)
+			require.NotNil(t, w.Affinity)
+			assert.Equal(t, "node-role.kubernetes.io/control-plane",
+				w.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Preference.MatchExpressions[0].Key)
+		},
+	}, {
+		name: "handler placement", cluster: haCluster,
+		cfg: Config{Handler: Placement{NodeSelector: map[string]string{"node-role.kubernetes.io/worker": ""}, Tolerations: dedicated, Affinity: rackAffinity}},
+		check: func(t *testing.T, h, w *corev1.PodSpec) {
+			assert.Equal(t, map[string]string{"kubernetes.io/os": "linux", "node-role.kubernetes.io/worker": ""}, h.NodeSelector)
+			assert.Equal(t, dedicated, h.Tolerations)
+			assert.Equal(t, rackAffinity, h.Affinity)
+			assert.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, w.NodeSelector, "the webhook is placed by infraPlacement only")
+		},
+	}, {
+		name: "infra placement replaces the defaults", cluster: haCluster, cfg: Config{Infra: infra},
+		check: func(t *testing.T, h, w *corev1.PodSpec) {
+			assert.Equal(t, map[string]string{"kubernetes.io/os": "linux", "node-role.kubernetes.io/infra": ""}, w.NodeSelector)
+			assert.Equal(t, dedicated, w.Tolerations)
+			assert.Equal(t, rackAffinity, w.Affinity)
+			assert.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, h.NodeSelector, "the handler is placed by handlerPlacement only")
+		},
+	}, {
+		name: "infra placement with a hosted control plane", cluster: hostedCluster, cfg: Config{Infra: Placement{Tolerations: dedicated}},
+		check: func(t *testing.T, h, w *corev1.PodSpec) {
+			assert.Equal(t, dedicated, w.Tolerations)
+			assert.Nil(t, w.Affinity, "no control plane to prefer")
+		},
+	}, {
+		name: "probe DNS host", cluster: haCluster, cfg: Config{ProbeDNSHost: "dns.lab.example"},
+		check: func(t *testing.T, h, w *corev1.PodSpec) {
+			assert.Equal(t, "dns.lab.example", envValue(h.Containers[0], "PROBE_DNS_HOST"))
+		},
+	}, {
+		name: "log level Normal", cluster: haCluster, cfg: Config{LogLevel: operv1.Normal},
+		check: func(t *testing.T, h, w *corev1.PodSpec) {
+			assert.Equal(t, []string{"--zap-time-encoding=iso8601"}, h.Containers[0].Args)
+		},
+	}}
+	for _, level := range []operv1.LogLevel{operv1.Debug, operv1.Trace, operv1.TraceAll} {
+		tests = append(tests, struct {
+			name    string
+			cfg     Config
+			cluster Cluster
+			check   func(t *testing.T, handler *corev1.PodSpec, webhook *corev1.PodSpec)
+		}{name: "log level " + string(level), cluster: haCluster, cfg: Config{LogLevel: level},
+			check: func(t *testing.T, h, w *corev1.PodSpec) {
+				assert.Equal(t, []string{"--zap-time-encoding=iso8601", "--v", "debug"}, h.Containers[0].Args)
+				assert.Equal(t, []string{"bash", "-c", "nmstatectl show -vv lo 2>&1"}, h.Containers[0].LivenessProbe.Exec.Command)
+				assert.Equal(t, []string{"--zap-time-encoding=iso8601"}, w.Containers[0].Args, "the webhook has no debug level of its own")
+			}})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Mode = ModeEnabled
+			objs := mustRender(t, tt.cfg, tt.cluster)
+			ds := typed[appsv1.DaemonSet](t, objs, "DaemonSet", Namespace, HandlerDaemonSet)
+			dep := typed[appsv1.Deployment](t, objs, "Deployment", Namespace, WebhookDeployment)
+			tt.check(t, &ds.Spec.Template.Spec, &dep.Spec.Template.Spec)
+		})
+	}
+}
+
+func envValue(c corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
 }
 
 func TestRenderDisabled(t *testing.T) {

@@ -47,7 +47,7 @@ import (
 // DaemonSet spec for the host to apply.
 const workerPlacement = `{"spec":{"kubernetesNMState":{"mode":"Enabled","handlerPlacement":{"nodeSelector":{"node-role.kubernetes.io/worker":""}}}}}`
 
-var workerConfig = nmstate.Config{Mode: nmstate.ModeEnabled, NodeSelector: map[string]string{"node-role.kubernetes.io/worker": ""}}
+var workerConfig = nmstate.Config{Mode: nmstate.ModeEnabled, Handler: nmstate.Placement{NodeSelector: map[string]string{"node-role.kubernetes.io/worker": ""}}}
 
 // onWorkers says whether a DaemonSet has the worker placement.
 func onWorkers(ds *appsv1.DaemonSet) bool {

@@ -7,7 +7,8 @@
 // The node's state is read from state.json next to the executable (a
 // loopback-only state when absent), and every apply, commit and rollback is
 // appended to applied.log in the same directory so tests can see what the
-// handler did.
+// handler did; every nmstatectl command line goes to calls.log, so they can
+// see how it was asked (e.g. -vv when the handler logs at debug level).
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 const (
 	stateFile   = "state.json"
 	appliedFile = "applied.log"
+	callsFile   = "calls.log"
 )
 
 // defaultState is a node with only a loopback interface, so the handler's
@@ -94,6 +96,9 @@ func nmstatectl(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	d, err := dir()
 	if err != nil {
+		return err
+	}
+	if err := appendLine(filepath.Join(d, callsFile), []byte(strings.Join(args, " "))); err != nil {
 		return err
 	}
 	switch sub, rest := args[0], args[1:]; sub {
@@ -184,17 +189,21 @@ func apply(d string, stdin io.Reader) error {
 }
 
 func appendLog(d string, line []byte) error {
-	f, err := os.OpenFile(filepath.Join(d, appliedFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	return appendLine(filepath.Join(d, appliedFile), line)
+}
+
+func appendLine(path string, line []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		return fmt.Errorf("open apply log: %w", err)
+		return fmt.Errorf("open %s: %w", filepath.Base(path), err)
 	}
 	// One write per line so concurrent handlers' lines do not interleave.
 	if _, err := f.Write(append(line, '\n')); err != nil {
 		f.Close()
-		return fmt.Errorf("write apply log: %w", err)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("write apply log: %w", err)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	return nil
 }

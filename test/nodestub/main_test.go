@@ -97,6 +97,9 @@ func TestNmstatectl(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"interfaces":[{"name":"eth1","state":"up"}]}`+"\n"+
 		`{"interfaces":[{"name":"eth2"}]}`+"\n"+"commit\nrollback\n", string(log))
+	calls, err := os.ReadFile(filepath.Join(d, "calls.log"))
+	require.NoError(t, err)
+	assert.Contains(t, string(calls), "\nshow lo\n", "every command line is recorded")
 }
 
 func TestShowDefaultState(t *testing.T) {
