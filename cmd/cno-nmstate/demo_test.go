@@ -44,6 +44,8 @@ func TestDemo(t *testing.T) {
 	assert.Contains(t, kept, "CustomResourceDefinition nodenetworkconfigurationpolicies.nmstate.io")
 	assert.Contains(t, kept, "ValidatingAdmissionPolicy nncp-validation-policy")
 	assert.Contains(t, kept, "ValidatingAdmissionPolicyBinding nncp-validation-policy-binding")
+	assert.Contains(t, kept, "ClusterRole nmstate-cluster-reader")
+	assert.NotContains(t, kept, "ClusterRole nmstate-handler")
 	assert.NotContains(t, kept, "DaemonSet")
 	assert.FileExists(t, kubeconfig)
 }

@@ -180,6 +180,9 @@ func Start(opts Options) (_ *Cluster, err error) {
 	if err := cl.Create(ctx, &configv1.APIServer{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}); err != nil {
 		return nil, fmt.Errorf("creating the APIServer config: %w", err)
 	}
+	if err := createClusterReader(ctx, cl); err != nil {
+		return nil, err
+	}
 	if len(opts.Nodes) == 0 {
 		return c, nil
 	}

@@ -20,7 +20,8 @@ var kwokStages []byte
 // controllers are the kube-controller-manager loops the operands rely on:
 // workloads and their pods, garbage collection of owned objects, disruption
 // budgets, endpoints for the webhook's Service, service accounts, namespace
-// deletion, and pods left on a deleted node.
+// deletion, and pods left on a deleted node; and the aggregation of
+// cluster-reader (clusterreader.go).
 var controllers = []string{
 	"daemonset-controller", "deployment-controller", "replicaset-controller",
 	"garbage-collector-controller", "disruption-controller",
@@ -28,6 +29,7 @@ var controllers = []string{
 	"serviceaccount-controller", "namespace-controller",
 	// Removes the pods of a deleted node.
 	"pod-garbage-collector-controller",
+	"clusterrole-aggregation-controller",
 }
 
 // startProcess runs bin with args, its output in dir/name.log.

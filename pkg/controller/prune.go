@@ -27,7 +27,8 @@ import (
 // prunable lists every kind the bindata may render, with the Go type the
 // cache watches it as. Objects of these kinds that carry nmstate.OwnerLabel
 // and are no longer rendered are deleted, except the kept kinds below and
-// what nmstate.KeptOnDisable names (the admission policy and its binding).
+// what nmstate.KeptOnDisable names (the admission policy, its binding and
+// the cluster-reader ClusterRole).
 var prunable = []client.Object{
 	&corev1.ServiceAccount{}, &corev1.Service{},
 	&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}, &rbacv1.Role{}, &rbacv1.RoleBinding{},

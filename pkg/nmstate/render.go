@@ -20,6 +20,9 @@ const (
 	// The ValidatingAdmissionPolicy and its binding, named as upstream's.
 	ValidationPolicy        = "nncp-validation-policy"
 	ValidationPolicyBinding = "nncp-validation-policy-binding"
+	// ClusterReaderRole aggregates read access to the nmstate API into
+	// OpenShift's cluster-reader role.
+	ClusterReaderRole = "nmstate-cluster-reader"
 
 	// ManifestSubdir is where the templates live under CNO's bindata root.
 	ManifestSubdir = "network/kubernetes-nmstate"
@@ -50,9 +53,10 @@ var CRDNames = []string{
 // KeptOnDisable reports whether the rendered object group/kind/name stays on
 // the cluster when it is no longer rendered: the CRDs, which hold users'
 // policies; the ValidatingAdmissionPolicy and its binding, so the policies
-// the CRDs still accept are checked as when enabled; and the Namespace,
-// where the standalone operator may live. A consumer must neither prune
-// these nor give them an owner reference whose deletion would
+// the CRDs still accept are checked as when enabled; the cluster-reader
+// role, so that whoever could read the policies still can; and the
+// Namespace, where the standalone operator may live. A consumer must
+// neither prune these nor give them an owner reference whose deletion would
 // garbage-collect them.
 func KeptOnDisable(group, kind, name string) bool {
 	if group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition" {
@@ -63,6 +67,9 @@ func KeptOnDisable(group, kind, name string) bool {
 	}
 	if group == "admissionregistration.k8s.io" && kind == "ValidatingAdmissionPolicyBinding" {
 		return name == ValidationPolicyBinding
+	}
+	if group == "rbac.authorization.k8s.io" && kind == "ClusterRole" {
+		return name == ClusterReaderRole
 	}
 	return group == "" && kind == "Namespace" && name == Namespace
 }

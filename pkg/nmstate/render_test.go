@@ -81,6 +81,7 @@ func TestRenderBareMetalHA(t *testing.T) {
 		{"ValidatingAdmissionPolicy", "", "nncp-validation-policy"},
 		{"ValidatingAdmissionPolicyBinding", "", "nncp-validation-policy-binding"},
 		{"NetworkPolicy", Namespace, "default-deny-labelled-operand"},
+		{"ClusterRole", "", ClusterReaderRole},
 	} {
 		assert.NotNil(t, findObj(t, objs, want.kind, want.ns, want.name), "%s %s/%s not rendered", want.kind, want.ns, want.name)
 	}
@@ -454,6 +455,11 @@ func TestKeptOnDisable(t *testing.T) {
 		{"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "nncp-validation-policy", false},
 		{"admissionregistration.k8s.io", "Namespace", "openshift-nmstate", false},
 		{"", "ValidatingAdmissionPolicy", "nncp-validation-policy", false},
+		{"rbac.authorization.k8s.io", "ClusterRole", "nmstate-cluster-reader", true},
+		{"rbac.authorization.k8s.io", "ClusterRole", "nmstate-handler", false},
+		{"rbac.authorization.k8s.io", "ClusterRoleBinding", "nmstate-cluster-reader", false},
+		{"rbac.authorization.k8s.io", "Role", "nmstate-cluster-reader", false},
+		{"", "ClusterRole", "nmstate-cluster-reader", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind+"/"+tt.name, func(t *testing.T) {
@@ -461,10 +467,12 @@ func TestKeptOnDisable(t *testing.T) {
 		})
 	}
 	// Every rendered object the predicate keeps is one of those above, and
-	// every CRD, the admission policy, its binding and the Namespace are kept.
+	// every CRD, the admission policy, its binding, the reader role and the
+	// Namespace are kept.
 	for _, obj := range mustRender(t, Config{}, haCluster) {
 		gvk := obj.GroupVersionKind()
-		want := slices.Contains([]string{"CustomResourceDefinition", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "Namespace"}, gvk.Kind)
+		want := slices.Contains([]string{"CustomResourceDefinition", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "Namespace"}, gvk.Kind) ||
+			gvk.Kind == "ClusterRole" && obj.GetName() == ClusterReaderRole
 		assert.Equal(t, want, KeptOnDisable(gvk.Group, gvk.Kind, obj.GetName()), "%s %s", gvk.Kind, obj.GetName())
 	}
 }

@@ -659,7 +659,7 @@ func TestSecurityHostClusterRole(t *testing.T) {
 				allow(hostUser, "list", r, "", ""),
 				allow(hostUser, "watch", r, "", ""),
 			}
-			if kept[obj.GetKind()] {
+			if kept[obj.GetKind()] || obj.GetKind() == "ClusterRole" && obj.GetName() == nmstate.ClusterReaderRole {
 				rows = append(rows, deny(hostUser, "delete", r, ns, obj.GetName()))
 			} else {
 				rows = append(rows, allow(hostUser, "delete", r, ns, obj.GetName()))
@@ -688,6 +688,8 @@ func TestSecurityHostClusterRole(t *testing.T) {
 			deny(u, "delete", crds, "", "nodenetworkconfigurationpolicies.nmstate.io"),
 			deny(u, "deletecollection", crds, "", ""),
 			deny(u, "delete", namespaces, "", nmstate.Namespace),
+			// Kept too: whoever reads the kept policies through cluster-reader.
+			deny(u, "delete", clusterroles, "", nmstate.ClusterReaderRole),
 			deny(u, "delete", nncps, "", "bond0"),
 			deny(u, "create", nncps, "", ""),
 			// Nothing that is not the plugin's.
@@ -806,6 +808,7 @@ func TestSecurityHostClusterRole(t *testing.T) {
 			assert.True(t, k.crdKept(name), name)
 		}
 		assert.True(t, k.exists(&corev1.Namespace{}, "", nmstate.Namespace))
+		assert.True(t, k.exists(&rbacv1.ClusterRole{}, "", nmstate.ClusterReaderRole))
 		assert.ElementsMatch(t, []string{"bond0", "vlan100", "br-ex2"}, nncpNames(t, k))
 
 		k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
