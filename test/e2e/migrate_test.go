@@ -121,14 +121,15 @@ func TestMigrateFromRealOperator(t *testing.T) {
 		return k.exists(&ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && ds.Status.ObservedGeneration == ds.Generation &&
 			ds.Status.DesiredNumberScheduled == 3 && ds.Status.NumberReady == 3
 	}), "the operator's handler never rolled out on worker-0, worker-1 and windows-0: %+v", ds.Status)
-	operatorDeployments := []string{nmstate.WebhookDeployment, "nmstate-metrics"}
-	for _, name := range operatorDeployments {
+	for _, name := range []string{nmstate.WebhookDeployment, "nmstate-metrics"} {
 		var dep appsv1.Deployment
 		require.True(t, waitUntil(func() bool {
 			return k.exists(&dep, nmstate.Namespace, name) && dep.Status.ObservedGeneration == dep.Generation
 		}), "the operator never deployed %s", name)
 	}
-	operator := k.deployedSettings(operatorDeployments)
+	operator := k.deployedSettings(k.deploymentNames(func(d *appsv1.Deployment) bool {
+		return len(d.OwnerReferences) > 0 && d.OwnerReferences[0].Kind == "NMState"
+	}))
 	t.Logf("the operator deployed: %s", asJSON(t, operator))
 	var certManager appsv1.Deployment
 	assert.False(t, k.exists(&certManager, nmstate.Namespace, "nmstate-cert-manager"),
@@ -175,13 +176,10 @@ func TestMigrateFromRealOperator(t *testing.T) {
 	// The linux selector is not just text: the operator's handler ran on
 	// windows-0 too, the host's runs on worker-0 and worker-1.
 	k.waitOperandsSettled(2, 2)
-	var hostDeployments []string
-	deps := &appsv1.DeploymentList{}
-	require.NoError(t, k.c.List(k.ctx(), deps, client.InNamespace(nmstate.Namespace), client.HasLabels{nmstate.OwnerLabel}))
-	for _, d := range deps.Items {
-		hostDeployments = append(hostDeployments, d.Name)
-	}
-	host := k.deployedSettings(hostDeployments)
+	host := k.deployedSettings(k.deploymentNames(func(d *appsv1.Deployment) bool {
+		_, owned := d.Labels[nmstate.OwnerLabel]
+		return owned
+	}))
 	t.Logf("the host deployed: %s", asJSON(t, host))
 
 	// What the operator deployed, with the differences the user guide
@@ -196,15 +194,40 @@ func TestMigrateFromRealOperator(t *testing.T) {
 	// CNO's liveness probe asks nmstatectl about lo only, verbose or not.
 	require.Len(t, operator.HandlerLiveness, 3)
 	want.HandlerLiveness = []string{"bash", "-c", strings.Replace(operator.HandlerLiveness[2], " 2>&1", " lo 2>&1", 1)}
+	// Each Deployment both deploy (the webhook, and the metrics manager
+	// once CNO renders one) is compared; the others are listed.
 	want.Deployments = map[string]placement{}
-	for _, name := range hostDeployments {
-		p, ok := operator.Deployments[name]
-		require.True(t, ok, "the operator deployed no %s to compare with", name)
+	for name, p := range operator.Deployments {
+		if _, ok := host.Deployments[name]; !ok {
+			t.Logf("the operator deployed %s, the host does not render it: not compared", name)
+			continue
+		}
 		p.NodeSelector = withLinux(p.NodeSelector)
 		want.Deployments[name] = p
 	}
-	assert.Contains(t, want.Deployments, nmstate.WebhookDeployment)
+	for name := range host.Deployments {
+		if _, ok := operator.Deployments[name]; !ok {
+			t.Logf("the host renders %s, the operator did not deploy it: not compared", name)
+			delete(host.Deployments, name)
+		}
+	}
+	require.Contains(t, want.Deployments, nmstate.WebhookDeployment)
 	assert.Equal(t, want, host)
+}
+
+// deploymentNames are the names of the Deployments in the namespace that
+// match.
+func (k *cluster) deploymentNames(match func(*appsv1.Deployment) bool) []string {
+	k.t.Helper()
+	deps := &appsv1.DeploymentList{}
+	require.NoError(k.t, k.c.List(k.ctx(), deps, client.InNamespace(nmstate.Namespace)))
+	var names []string
+	for i := range deps.Items {
+		if match(&deps.Items[i]) {
+			names = append(names, deps.Items[i].Name)
+		}
+	}
+	return names
 }
 
 // deployedSettings reads the handler DaemonSet and the named Deployments.
