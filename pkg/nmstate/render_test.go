@@ -81,6 +81,17 @@ func TestRenderBareMetalHA(t *testing.T) {
 		{"ValidatingAdmissionPolicy", "", "nncp-validation-policy"},
 		{"ValidatingAdmissionPolicyBinding", "", "nncp-validation-policy-binding"},
 		{"NetworkPolicy", Namespace, "default-deny-labelled-operand"},
+		{"NetworkPolicy", Namespace, "allow-metrics-ingress"},
+		{"NetworkPolicy", Namespace, "allow-metrics-egress-api"},
+		{"ServiceAccount", Namespace, "nmstate-metrics"},
+		{"ClusterRole", "", "nmstate-metrics"},
+		{"ClusterRoleBinding", "", "nmstate-metrics"},
+		{"Deployment", Namespace, MetricsDeployment},
+		{"Service", Namespace, MetricsService},
+		{"ServiceMonitor", Namespace, "nmstate-metrics"},
+		{"PrometheusRule", Namespace, "kubernetes-nmstate"},
+		{"Role", Namespace, "prometheus-k8s"},
+		{"RoleBinding", Namespace, "prometheus-k8s"},
 	} {
 		assert.NotNil(t, findObj(t, objs, want.kind, want.ns, want.name), "%s %s/%s not rendered", want.kind, want.ns, want.name)
 	}
@@ -207,7 +218,7 @@ func TestEveryContainerHasRequests(t *testing.T) {
 				assert.False(t, ctr.Resources.Requests.Memory().IsZero(), "%s: %s %s container %s has no memory request", name, o.GetKind(), o.GetName(), ctr.Name)
 			}
 		}
-		assert.Equal(t, 2, found, name)
+		assert.Equal(t, 3, found, name)
 	}
 }
 
