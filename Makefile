@@ -21,6 +21,10 @@ CODEGEN_DIR := $(TOOLS_DIR)/codegen
 
 # kwok, the simulated nodes' kubelets: a module of its own (see its tools.go).
 KWOK_DIR    := $(TOOLS_DIR)/kwok
+# The PrometheusRule checker, on Prometheus' own parser: a module of its own
+# (see its main.go) so that github.com/prometheus/prometheus stays out of the
+# library's go.mod.
+PROMRULES_DIR := hack/promrules
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 KUBE_APISERVER := $(BIN)/kube-apiserver
@@ -32,10 +36,11 @@ KWOK           := $(BIN)/kwok
 # Upstream kubernetes-nmstate's own binaries (hack/build-nmstate.sh).
 NMSTATE_HANDLER := $(BIN)/kubernetes-nmstate-handler
 NMSTATE_OPERATOR := $(BIN)/kubernetes-nmstate-operator
+PROMRULES      := $(BIN)/promrules
 # What the demo and the tests run: the control plane, its controllers, the
 # simulated nodes and the operands.
 CLUSTER_TOOLS := $(KUBE_APISERVER) $(ETCD) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(NMSTATE_HANDLER)
-TOOLS := $(CONTROLLER_GEN) $(CLUSTER_TOOLS) $(NMSTATE_OPERATOR)
+TOOLS := $(CONTROLLER_GEN) $(CLUSTER_TOOLS) $(NMSTATE_OPERATOR) $(PROMRULES)
 
 # envtest finds kube-apiserver, etcd and kubectl here.
 export KUBEBUILDER_ASSETS := $(BIN)
@@ -69,6 +74,9 @@ $(KUBE_SCHEDULER): $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum
 $(KWOK): $(KWOK_DIR)/go.mod $(KWOK_DIR)/go.sum
 	cd $(KWOK_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ sigs.k8s.io/kwok/cmd/kwok
 
+$(PROMRULES): $(PROMRULES_DIR)/go.mod $(PROMRULES_DIR)/go.sum $(PROMRULES_DIR)/main.go
+	cd $(PROMRULES_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ .
+
 # Both come from one build of upstream's module; the script pins its hash,
 # bindata/kubernetes-nmstate-version its release, and hack/tools/nmstate/go.sum
 # every module hash of that build.
@@ -78,10 +86,12 @@ $(NMSTATE_HANDLER) $(NMSTATE_OPERATOR) &: hack/build-nmstate.sh bindata/kubernet
 build:
 	$(GO) build -o $(BIN)/cno-nmstate ./cmd/cno-nmstate
 
-# The one test command: unit tests, then the end-to-end tests against a real
-# kube-apiserver and etcd that `make tools` builds.
+# The one test command: unit tests (the rule checker's too; cmd/cno-nmstate
+# runs it on the rendered PrometheusRule), then the end-to-end tests against
+# a real kube-apiserver and etcd that `make tools` builds.
 test: tools
 	$(GO) test -count=1 -timeout 5m $$($(GO) list ./... | grep -v /test/e2e)
+	cd $(PROMRULES_DIR) && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -timeout 30m ./test/e2e/
 	hack/fuzz.sh
 
@@ -113,6 +123,8 @@ verify: $(CONTROLLER_GEN)
 	done; \
 	exit $$status
 	$(GO) mod tidy -diff
+	cd $(PROMRULES_DIR) && $(GO) vet ./... && $(GO) mod tidy -diff
+	cd $(TOOLS_DIR)/monitoring && $(GO) mod tidy -diff
 
 # Go benchmarks, then the budget driver against a real kube-apiserver and
 # etcd; it ends with its summary lines and writes its figures into

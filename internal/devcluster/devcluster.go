@@ -98,6 +98,10 @@ func Start(opts Options) (_ *Cluster, err error) {
 		paths = append(paths, filepath.Join(api, p))
 	}
 	paths = append(paths, opts.ExtraCRDs...)
+	monitoring, err := monitoringCRDs()
+	if err != nil {
+		return nil, err
+	}
 
 	dir, err := os.MkdirTemp("", "devcluster-")
 	if err != nil {
@@ -120,7 +124,7 @@ func Start(opts Options) (_ *Cluster, err error) {
 	}
 	c.env = &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true},
+		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: paths, CRDs: monitoring, ErrorIfPathMissing: true},
 		ControlPlane:          envtest.ControlPlane{Etcd: &envtest.Etcd{DataDir: filepath.Join(dir, "etcd")}},
 	}
 	c.env.ControlPlane.GetAPIServer().CertDir = certDir

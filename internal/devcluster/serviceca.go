@@ -25,12 +25,16 @@ const (
 	servingCertAnnotation    = "service.beta.openshift.io/serving-cert-secret-name"
 	injectCABundleAnnotation = "service.beta.openshift.io/inject-cabundle"
 	serviceCAFieldManager    = "service-ca-stand-in"
+	// serviceCAKey is the ConfigMap key the operator writes the bundle to.
+	serviceCAKey = "service-ca.crt"
 )
 
 // ServiceCA stands in for OpenShift's service-ca-operator, another
 // operator's job: it signs a serving certificate into the secret a Service's
 // annotation names, and injects its CA into the MutatingWebhookConfigurations
-// that ask for it. Nothing else in the cluster is stood in for.
+// and ConfigMaps that ask for it (a ConfigMap gets it as service-ca.crt, the
+// bundle cluster monitoring verifies scrapes with). Nothing else in the
+// cluster is stood in for.
 type ServiceCA struct {
 	c       client.Client
 	cert    *x509.Certificate
@@ -80,7 +84,7 @@ func (s *ServiceCA) Run(ctx context.Context, interval time.Duration) {
 }
 
 // Sync signs every annotated Service's certificate and injects every
-// annotated webhook configuration's CA bundle, once.
+// annotated webhook configuration's and ConfigMap's CA bundle, once.
 func (s *ServiceCA) Sync(ctx context.Context) error {
 	svcs := &corev1.ServiceList{}
 	if err := s.c.List(ctx, svcs); err != nil {
@@ -92,6 +96,9 @@ func (s *ServiceCA) Sync(ctx context.Context) error {
 				return err
 			}
 		}
+	}
+	if err := s.injectConfigMaps(ctx); err != nil {
+		return err
 	}
 	hooks := &admissionregistrationv1.MutatingWebhookConfigurationList{}
 	if err := s.c.List(ctx, hooks); err != nil {
@@ -113,6 +120,27 @@ func (s *ServiceCA) Sync(ctx context.Context) error {
 			if err := s.c.Update(ctx, h, client.FieldOwner(serviceCAFieldManager)); err != nil {
 				return fmt.Errorf("injecting the CA bundle into %s: %w", h.Name, err)
 			}
+		}
+	}
+	return nil
+}
+
+func (s *ServiceCA) injectConfigMaps(ctx context.Context) error {
+	cms := &corev1.ConfigMapList{}
+	if err := s.c.List(ctx, cms); err != nil {
+		return fmt.Errorf("listing ConfigMaps: %w", err)
+	}
+	for i := range cms.Items {
+		cm := &cms.Items[i]
+		if cm.Annotations[injectCABundleAnnotation] != "true" || cm.Data[serviceCAKey] == string(s.certPEM) {
+			continue
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[serviceCAKey] = string(s.certPEM)
+		if err := s.c.Update(ctx, cm, client.FieldOwner(serviceCAFieldManager)); err != nil {
+			return fmt.Errorf("injecting the CA bundle into ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
 		}
 	}
 	return nil

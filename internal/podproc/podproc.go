@@ -163,6 +163,9 @@ func (p *Process) Exited() (bool, error) {
 	}
 }
 
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Log is what the process printed so far.
 func (p *Process) Log() string {
 	b, err := os.ReadFile(p.LogPath)

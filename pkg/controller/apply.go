@@ -57,14 +57,20 @@ func contentHash(obj *unstructured.Unstructured) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// cachedResourceVersion reads obj's kind through the typed informer the
-// watches keep, or "" when it does not exist.
+// cachedResourceVersion reads obj through the informer the watches keep
+// (typed, or metadata only for the kinds without a Go type), or "" when it
+// does not exist.
 func (r *Reconciler) cachedResourceVersion(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
-	typed, err := r.client.Scheme().New(obj.GroupVersionKind())
-	if err != nil {
-		return "", fmt.Errorf("no Go type for %s: %w", obj.GetKind(), err)
+	var live client.Object
+	if obj.GroupVersionKind().GroupVersion() == MonitoringGroupVersion {
+		live = metadataOnly(obj.GroupVersionKind())
+	} else {
+		typed, err := r.client.Scheme().New(obj.GroupVersionKind())
+		if err != nil {
+			return "", fmt.Errorf("no Go type for %s: %w", obj.GetKind(), err)
+		}
+		live = typed.(client.Object)
 	}
-	live := typed.(client.Object)
 	if err := r.client.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", nil

@@ -36,6 +36,21 @@ var prunable = []client.Object{
 	&admissionregv1.MutatingWebhookConfiguration{},
 	&admissionregv1.ValidatingAdmissionPolicy{}, &admissionregv1.ValidatingAdmissionPolicyBinding{},
 	&networkingv1.NetworkPolicy{},
+	metadataOnly(MonitoringGroupVersion.WithKind("ServiceMonitor")),
+	metadataOnly(MonitoringGroupVersion.WithKind("PrometheusRule")),
+}
+
+// MonitoringGroupVersion is prometheus-operator's API, whose CRDs OpenShift's
+// cluster-monitoring operator installs. Its kinds have no Go type here (the
+// library would have to import prometheus-operator's module, which CNO does
+// not): the host applies them unstructured and watches their metadata only,
+// which is all that skipping an unchanged apply and pruning read.
+var MonitoringGroupVersion = schema.GroupVersion{Group: "monitoring.coreos.com", Version: "v1"}
+
+func metadataOnly(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(gvk)
+	return obj
 }
 
 // kept are rendered but never deleted: the CRDs hold users' policies, and
@@ -65,12 +80,11 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 		if err != nil {
 			return err
 		}
-		// The typed list reads the informer the watch already keeps.
-		obj, err := r.client.Scheme().New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		// The list reads the informer the watch already keeps.
+		list, err := r.listFor(proto, gvk)
 		if err != nil {
-			return fmt.Errorf("no list type for %s: %w", gvk.Kind, err)
+			return err
 		}
-		list := obj.(client.ObjectList)
 		if err := r.client.List(ctx, list, client.MatchingLabelsSelector{Selector: selector}); err != nil {
 			return fmt.Errorf("listing %s to prune: %w", gvk.Kind, err)
 		}
@@ -98,6 +112,22 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// listFor is an empty list of gvk's kind, of the type the watch of proto
+// keeps: typed, or metadata only.
+func (r *Reconciler) listFor(proto client.Object, gvk schema.GroupVersionKind) (client.ObjectList, error) {
+	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
+	if _, ok := proto.(*metav1.PartialObjectMetadata); ok {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(listGVK)
+		return list, nil
+	}
+	obj, err := r.client.Scheme().New(listGVK)
+	if err != nil {
+		return nil, fmt.Errorf("no list type for %s: %w", gvk.Kind, err)
+	}
+	return obj.(client.ObjectList), nil
 }
 
 // release gives up the host's fields of an object another controller has

@@ -35,18 +35,29 @@ func TestRenderOperandRBAC(t *testing.T) {
 			assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{"config.openshift.io"}, Resources: []string{"apiservers"},
 				Verbs: []string{"get", "list", "watch"}}}, webhook.Rules, "the webhook reads and watches the TLS profile, and nothing else")
 
-			for _, account := range []string{"nmstate-handler", "nmstate-webhook"} {
+			metrics := typed[rbacv1.ClusterRole](t, objs, "ClusterRole", "", "nmstate-metrics")
+			assert.Equal(t, []rbacv1.PolicyRule{
+				{APIGroups: []string{"nmstate.io"}, Resources: []string{"nodenetworkconfigurationpolicies", "nodenetworkconfigurationenactments", "nodenetworkstates"},
+					Verbs: []string{"list", "watch"}},
+				{APIGroups: []string{"config.openshift.io"}, Resources: []string{"apiservers"}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+				{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+			}, metrics.Rules, "the metrics manager's caches, the TLS profile, and the reviews of its scrapers")
+
+			for _, account := range []string{"nmstate-handler", "nmstate-webhook", "nmstate-metrics"} {
 				binding := typed[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding", "", account)
 				assert.Equal(t, rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: account}, binding.RoleRef)
 				assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: account, Namespace: Namespace}}, binding.Subjects)
 			}
 
-			// Read-only on apiservers, and no review APIs: with metrics off
-			// nothing runs the metrics server's authn/authz filter.
+			// Read-only on apiservers, and no review APIs but the metrics
+			// manager's: the handler and the webhook run with metrics off, so
+			// neither runs the metrics server's authn/authz filter.
 			for _, o := range objs {
 				if o.GetKind() != "ClusterRole" && o.GetKind() != "Role" {
 					continue
 				}
+				reviews := o.GetName() == "nmstate-metrics"
 				var rules []rbacv1.PolicyRule
 				if o.GetKind() == "Role" {
 					rules = typed[rbacv1.Role](t, objs, o.GetKind(), o.GetNamespace(), o.GetName()).Rules
@@ -55,7 +66,9 @@ func TestRenderOperandRBAC(t *testing.T) {
 				}
 				for _, r := range rules {
 					for _, g := range r.APIGroups {
-						assert.NotContains(t, []string{"authentication.k8s.io", "authorization.k8s.io"}, g, "%s %s: %v", o.GetKind(), o.GetName(), r)
+						if !reviews {
+							assert.NotContains(t, []string{"authentication.k8s.io", "authorization.k8s.io"}, g, "%s %s: %v", o.GetKind(), o.GetName(), r)
+						}
 						if g == "config.openshift.io" {
 							assert.Subset(t, []string{"get", "list", "watch"}, r.Verbs, "%s %s writes config", o.GetKind(), o.GetName())
 						}

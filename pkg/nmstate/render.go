@@ -17,6 +17,9 @@ const (
 	Namespace         = "openshift-nmstate"
 	HandlerDaemonSet  = "nmstate-handler"
 	WebhookDeployment = "nmstate-webhook"
+	// The metrics manager and the Service Prometheus scrapes it through.
+	MetricsDeployment = "nmstate-metrics"
+	MetricsService    = "nmstate-monitor"
 	// The ValidatingAdmissionPolicy and its binding, named as upstream's.
 	ValidationPolicy        = "nncp-validation-policy"
 	ValidationPolicyBinding = "nncp-validation-policy-binding"

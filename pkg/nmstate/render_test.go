@@ -82,6 +82,17 @@ func TestRenderBareMetalHA(t *testing.T) {
 		{"ValidatingAdmissionPolicyBinding", "", "nncp-validation-policy-binding"},
 		{"NetworkPolicy", Namespace, "default-deny-labelled-operand"},
 		{"ClusterRole", "", ClusterReaderRole},
+		{"NetworkPolicy", Namespace, "allow-metrics-ingress"},
+		{"NetworkPolicy", Namespace, "allow-metrics-egress-api"},
+		{"ServiceAccount", Namespace, "nmstate-metrics"},
+		{"ClusterRole", "", "nmstate-metrics"},
+		{"ClusterRoleBinding", "", "nmstate-metrics"},
+		{"Deployment", Namespace, MetricsDeployment},
+		{"Service", Namespace, MetricsService},
+		{"ServiceMonitor", Namespace, "nmstate-metrics"},
+		{"PrometheusRule", Namespace, "kubernetes-nmstate"},
+		{"Role", Namespace, "prometheus-k8s"},
+		{"RoleBinding", Namespace, "prometheus-k8s"},
 	} {
 		assert.NotNil(t, findObj(t, objs, want.kind, want.ns, want.name), "%s %s/%s not rendered", want.kind, want.ns, want.name)
 	}
@@ -208,7 +219,7 @@ func TestEveryContainerHasRequests(t *testing.T) {
 				assert.False(t, ctr.Resources.Requests.Memory().IsZero(), "%s: %s %s container %s has no memory request", name, o.GetKind(), o.GetName(), ctr.Name)
 			}
 		}
-		assert.Equal(t, 2, found, name)
+		assert.Equal(t, 3, found, name)
 	}
 }
 
@@ -312,6 +323,11 @@ func TestRenderKnobs(t *testing.T) {
 			ds := typed[appsv1.DaemonSet](t, objs, "DaemonSet", Namespace, HandlerDaemonSet)
 			dep := typed[appsv1.Deployment](t, objs, "Deployment", Namespace, WebhookDeployment)
 			tt.check(t, &ds.Spec.Template.Spec, &dep.Spec.Template.Spec)
+			metrics := typed[appsv1.Deployment](t, objs, "Deployment", Namespace, MetricsDeployment).Spec.Template.Spec
+			webhook := dep.Spec.Template.Spec
+			assert.Equal(t, webhook.NodeSelector, metrics.NodeSelector, "infraPlacement places the metrics manager as the webhook")
+			assert.Equal(t, webhook.Tolerations, metrics.Tolerations)
+			assert.Equal(t, webhook.Affinity, metrics.Affinity)
 		})
 	}
 }

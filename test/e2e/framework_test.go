@@ -36,9 +36,13 @@ import (
 const (
 	manifestDir  = "../../bindata"
 	handlerImage = "quay.io/openshift/origin-kubernetes-nmstate-handler:e2e"
-	wait         = 30 * time.Second
 	tick         = 100 * time.Millisecond
 )
+
+// wait bounds every wait for the cluster to reach a state. A variable so
+// that a test whose requests are made to fail may widen it for itself
+// (runAPIFaults); the tests do not run in parallel.
+var wait = 30 * time.Second
 
 const (
 	techPreviewNetworkCRD = "../../manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml"

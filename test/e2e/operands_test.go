@@ -99,7 +99,7 @@ func TestOperandsEnactPolicy(t *testing.T) {
 	k.waitGone(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "nmstate.io/v1beta1", "kind": "NodeNetworkConfigurationEnactment"}}, "", "worker-0.worker-0-dummy")
 	requireRunning(t, handler)
 
-	k.requireOperandRBACFromAudit()
+	k.requireOperandRBACFromAudit(nmstate.HandlerDaemonSet, nmstate.WebhookDeployment)
 }
 
 // waitWebhookServing waits until the service CA stand-in has injected the

@@ -45,6 +45,7 @@ const hostRBACManifest = "../../manifests/0000_70_cluster-network-operator_04_ku
 var (
 	handlerUser = serviceAccountUser(nmstate.Namespace, "nmstate-handler")
 	webhookUser = serviceAccountUser(nmstate.Namespace, "nmstate-webhook")
+	metricsUser = serviceAccountUser(nmstate.Namespace, "nmstate-metrics")
 	// hostUser is CNO's account, bound to the host ClusterRole by the manifest.
 	hostUser = serviceAccountUser("openshift-network-operator", "cluster-network-operator")
 	// baselineUser has no binding at all: what every service account may do.
@@ -252,7 +253,8 @@ func TestSecurityRBACIsEnforced(t *testing.T) {
 // TestSecurityOperands deploys everything the plugin renders on BareMetal HA
 // and checks, as each operand's own service account, that it can do what it
 // needs and nothing else; that pod security admits exactly what is rendered;
-// and that the network policies leave only the webhook's ports open.
+// and that the network policies leave only the webhook's and the metrics
+// manager's ports open.
 func TestSecurityOperands(t *testing.T) {
 	k := startCluster(t, clusterOption{})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
@@ -271,8 +273,9 @@ func TestSecurityOperands(t *testing.T) {
 	}
 
 	// What the operands may do is proven against upstream's binary
-	// (TestOperandsEnactPolicy: no 403 in the audit log, every granted
-	// permission used or explained); these are what they must not do.
+	// (TestOperandsEnactPolicy, TestMetricsScrape: no 403 in the audit log,
+	// every granted permission used or explained); these are what they must
+	// not do.
 	t.Run("handler may not", func(t *testing.T) {
 		h := handlerUser
 		ns := nmstate.Namespace
@@ -321,11 +324,43 @@ func TestSecurityOperands(t *testing.T) {
 		}
 	})
 
+	t.Run("metrics manager may not", func(t *testing.T) {
+		m := metricsUser
+		ns := nmstate.Namespace
+		for _, a := range []access{
+			// Its controllers read from their caches: list and watch only.
+			deny(m, "get", nncps, "", "bond0"),
+			deny(m, "patch", nncps, "", "bond0"),
+			deny(m, "delete", nncps, "", "bond0"),
+			deny(m, "update", nncps.status(), "", "bond0"),
+			deny(m, "create", nnces, "", ""),
+			deny(m, "update", nnss, "", "node-1"),
+			deny(m, "update", apiservers, "", "cluster"),
+			deny(m, "patch", apiservers, "", "cluster"),
+			deny(m, "get", infrastructure, "", "cluster"),
+			// Its serving certificate is a mounted secret volume.
+			deny(m, "get", secrets, ns, "openshift-nmstate-webhook"),
+			deny(m, "list", secrets, "", ""),
+			deny(m, "list", pods, ns, ""),
+			deny(m, "list", configmaps, ns, ""),
+			deny(m, "get", nodes, "", "node-1"),
+			deny(m, "list", nodes, "", ""),
+			deny(m, "create", events, ns, ""),
+			deny(m, "get", namespaces, "", "default"),
+			deny(m, "patch", daemonsets, ns, nmstate.HandlerDaemonSet),
+			deny(m, "impersonate", users, "", "system:admin"),
+		} {
+			t.Run(a.String(), func(t *testing.T) { k.checkAccess(t, a) })
+		}
+	})
+
 	t.Run("pod security admits exactly what is rendered", func(t *testing.T) {
 		ds := &appsv1.DaemonSet{}
 		require.True(t, k.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
 		dep := &appsv1.Deployment{}
 		require.True(t, k.exists(dep, nmstate.Namespace, nmstate.WebhookDeployment))
+		metrics := &appsv1.Deployment{}
+		require.True(t, k.exists(metrics, nmstate.Namespace, nmstate.MetricsDeployment))
 		ns := &corev1.Namespace{}
 		require.True(t, k.exists(ns, "", nmstate.Namespace))
 		assert.Equal(t, "privileged", ns.Labels["pod-security.kubernetes.io/enforce"], "the operands' namespace")
@@ -350,6 +385,8 @@ func TestSecurityOperands(t *testing.T) {
 			{"webhook in openshift-nmstate", nmstate.Namespace, dep.Spec.Template, true, false, nil},
 			{"webhook in restricted", "nmstate-e2e-restricted", dep.Spec.Template, true, false, nil},
 			{"webhook in baseline", "nmstate-e2e-baseline", dep.Spec.Template, true, false, nil},
+			{"metrics in openshift-nmstate", nmstate.Namespace, metrics.Spec.Template, true, false, nil},
+			{"metrics in restricted", "nmstate-e2e-restricted", metrics.Spec.Template, true, false, nil},
 			{"handler in privileged, warn restricted", "nmstate-e2e-warn", ds.Spec.Template, true, true, nil},
 			{"handler in restricted", "nmstate-e2e-restricted", ds.Spec.Template, false, false,
 				[]string{`violates PodSecurity "restricted:latest"`, "host namespaces", "privileged", `restricted volume type "hostPath"`, "runAsNonRoot"}},
@@ -384,7 +421,7 @@ func TestSecurityOperands(t *testing.T) {
 		}
 	})
 
-	t.Run("only the handler is privileged; the webhook is restricted", func(t *testing.T) {
+	t.Run("only the handler is privileged; the webhook and the metrics manager are restricted", func(t *testing.T) {
 		privileged := map[string]bool{}
 		for _, obj := range objs {
 			var spec *corev1.PodSpec
@@ -414,29 +451,31 @@ func TestSecurityOperands(t *testing.T) {
 			"DaemonSet/nmstate-handler host namespaces": true,
 		}, privileged, "only the handler is privileged")
 
-		dep := &appsv1.Deployment{}
-		require.True(t, k.exists(dep, nmstate.Namespace, nmstate.WebhookDeployment))
-		pod := dep.Spec.Template.Spec
-		assert.Equal(t, "restricted-v2", dep.Spec.Template.Annotations["openshift.io/required-scc"])
-		require.NotNil(t, pod.SecurityContext)
-		assert.Equal(t, ptr.To(true), pod.SecurityContext.RunAsNonRoot, "runAsNonRoot")
-		require.NotNil(t, pod.SecurityContext.SeccompProfile)
-		assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type)
-		assert.False(t, pod.HostNetwork || pod.HostPID || pod.HostIPC)
-		for _, v := range pod.Volumes {
-			assert.Nil(t, v.HostPath, "volume %s is a host path", v.Name)
-		}
-		for _, c := range pod.Containers {
-			sc := c.SecurityContext
-			require.NotNil(t, sc, c.Name)
-			assert.Equal(t, ptr.To(false), sc.AllowPrivilegeEscalation, "%s allowPrivilegeEscalation", c.Name)
-			assert.Equal(t, ptr.To(true), sc.ReadOnlyRootFilesystem, "%s readOnlyRootFilesystem", c.Name)
-			assert.True(t, sc.Privileged == nil || !*sc.Privileged, "%s privileged", c.Name)
-			require.NotNil(t, sc.Capabilities, c.Name)
-			assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop, "%s drops every capability", c.Name)
-			assert.Empty(t, sc.Capabilities.Add, "%s adds none", c.Name)
-			for _, m := range c.VolumeMounts {
-				assert.True(t, m.ReadOnly, "%s mounts %s read-write", c.Name, m.Name)
+		for _, name := range []string{nmstate.WebhookDeployment, nmstate.MetricsDeployment} {
+			dep := &appsv1.Deployment{}
+			require.True(t, k.exists(dep, nmstate.Namespace, name))
+			pod := dep.Spec.Template.Spec
+			assert.Equal(t, "restricted-v2", dep.Spec.Template.Annotations["openshift.io/required-scc"], name)
+			require.NotNil(t, pod.SecurityContext, name)
+			assert.Equal(t, ptr.To(true), pod.SecurityContext.RunAsNonRoot, "%s runAsNonRoot", name)
+			require.NotNil(t, pod.SecurityContext.SeccompProfile, name)
+			assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type, name)
+			assert.False(t, pod.HostNetwork || pod.HostPID || pod.HostIPC, name)
+			for _, v := range pod.Volumes {
+				assert.Nil(t, v.HostPath, "%s: volume %s is a host path", name, v.Name)
+			}
+			for _, c := range pod.Containers {
+				sc := c.SecurityContext
+				require.NotNil(t, sc, c.Name)
+				assert.Equal(t, ptr.To(false), sc.AllowPrivilegeEscalation, "%s allowPrivilegeEscalation", c.Name)
+				assert.Equal(t, ptr.To(true), sc.ReadOnlyRootFilesystem, "%s readOnlyRootFilesystem", c.Name)
+				assert.True(t, sc.Privileged == nil || !*sc.Privileged, "%s privileged", c.Name)
+				require.NotNil(t, sc.Capabilities, c.Name)
+				assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop, "%s drops every capability", c.Name)
+				assert.Empty(t, sc.Capabilities.Add, "%s adds none", c.Name)
+				for _, m := range c.VolumeMounts {
+					assert.True(t, m.ReadOnly, "%s mounts %s read-write", c.Name, m.Name)
+				}
 			}
 		}
 		ds := &appsv1.DaemonSet{}
@@ -444,7 +483,7 @@ func TestSecurityOperands(t *testing.T) {
 		assert.Equal(t, "privileged", ds.Spec.Template.Annotations["openshift.io/required-scc"])
 	})
 
-	t.Run("network policies leave only the webhook's ports open", func(t *testing.T) {
+	t.Run("network policies leave only the webhook's and the metrics manager's ports open", func(t *testing.T) {
 		list := &networkingv1.NetworkPolicyList{}
 		require.NoError(t, k.c.List(k.ctx(), list))
 		for _, p := range list.Items {
@@ -473,6 +512,10 @@ func TestSecurityOperands(t *testing.T) {
 		require.True(t, k.exists(dep, nmstate.Namespace, nmstate.WebhookDeployment))
 		webhookPort := dep.Spec.Template.Spec.Containers[0].Ports[0]
 		require.Equal(t, "webhook-server", webhookPort.Name)
+		metrics := &appsv1.Deployment{}
+		require.True(t, k.exists(metrics, nmstate.Namespace, nmstate.MetricsDeployment))
+		metricsPort := metrics.Spec.Template.Spec.Containers[0].Ports[0]
+		require.Equal(t, "metrics", metricsPort.Name)
 
 		for _, tt := range []struct {
 			name    string
@@ -484,8 +527,12 @@ func TestSecurityOperands(t *testing.T) {
 			// and the API and DNS endpoints are host-network on OpenShift.
 			{"webhook", dep.Spec.Template.Labels, []string{fmt.Sprintf("TCP/%d from any", webhookPort.ContainerPort)},
 				[]string{"TCP/6443 to any", "UDP/53 to any", "TCP/53 to any", "UDP/5353 to any", "TCP/5353 to any"}},
+			// Only Prometheus' namespace may scrape it.
+			{"metrics manager", metrics.Spec.Template.Labels,
+				[]string{fmt.Sprintf(`TCP/%d from [{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"openshift-monitoring"}}}]`, metricsPort.ContainerPort)},
+				[]string{"TCP/6443 to any"}},
 			{"handler", ds.Spec.Template.Labels, nil, nil},
-			{"any other operand pod", map[string]string{"app": "kubernetes-nmstate", "component": "kubernetes-nmstate-metrics"}, nil, nil},
+			{"any other operand pod", map[string]string{"app": "kubernetes-nmstate", "component": "kubernetes-nmstate-cert-manager"}, nil, nil},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				ingress := allowedTraffic(t, policies, tt.labels, networkingv1.PolicyTypeIngress)
@@ -497,6 +544,7 @@ func TestSecurityOperands(t *testing.T) {
 			})
 		}
 		assert.Equal(t, int32(9443), webhookPort.ContainerPort)
+		assert.Equal(t, int32(8443), metricsPort.ContainerPort)
 	})
 }
 

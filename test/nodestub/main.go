@@ -8,7 +8,11 @@
 // loopback-only state when absent), and every apply, commit and rollback is
 // appended to applied.log in the same directory so tests can see what the
 // handler did; every nmstatectl command line goes to calls.log, so they can
-// see how it was asked (e.g. -vv when the handler logs at debug level).
+// see how it was asked (e.g. -vv when the handler logs at debug level). Of
+// nmstate's own checks it makes one, so that a test can make a policy fail:
+// an IPv4 prefix length over 32 is refused, as nmstate refuses it. Of
+// nmstate's feature statistics it reports one, the one whose name upstream's
+// own end-to-end test shows: dhcpv4-custom-hostname.
 package main
 
 import (
@@ -109,11 +113,7 @@ func nmstatectl(args []string, stdin io.Reader, stdout io.Writer) error {
 	case "commit", "rollback":
 		return appendLog(d, []byte(sub))
 	case "st":
-		if _, err := io.Copy(io.Discard, stdin); err != nil {
-			return fmt.Errorf("read desired state: %w", err)
-		}
-		_, err := fmt.Fprintln(stdout, "features: []")
-		return err
+		return statistic(stdin, stdout)
 	case "policy":
 		return policy(rest, stdout)
 	default:
@@ -181,11 +181,60 @@ func apply(d string, stdin io.Reader) error {
 	if desired == nil {
 		return errors.New("desired state is empty")
 	}
+	for _, iface := range interfaces(desired) {
+		ipv4, _ := iface["ipv4"].(map[string]any)
+		addrs, _ := ipv4["address"].([]any)
+		for _, a := range addrs {
+			addr, _ := a.(map[string]any)
+			if prefix, ok := addr["prefix-length"].(float64); ok && prefix > 32 {
+				return fmt.Errorf("InvalidArgument: Invalid IPv4 network prefix length %v of interface %v", prefix, iface["name"])
+			}
+		}
+	}
 	line, err := json.Marshal(desired)
 	if err != nil {
 		return fmt.Errorf("encode desired state: %w", err)
 	}
 	return appendLog(d, line)
+}
+
+// statistic prints the features the desired state uses, as `nmstatectl st`
+// does: dhcpv4-custom-hostname when an interface sets an IPv4 DHCP host name.
+func statistic(stdin io.Reader, stdout io.Writer) error {
+	raw, err := io.ReadAll(stdin)
+	if err != nil {
+		return fmt.Errorf("read desired state: %w", err)
+	}
+	var desired map[string]any
+	if err := yaml.Unmarshal(raw, &desired); err != nil {
+		return fmt.Errorf("desired state is not a YAML/JSON object: %w", err)
+	}
+	features := []string{}
+	for _, iface := range interfaces(desired) {
+		ipv4, _ := iface["ipv4"].(map[string]any)
+		if _, ok := ipv4["dhcp-custom-hostname"]; ok {
+			features = append(features, "dhcpv4-custom-hostname")
+			break
+		}
+	}
+	out, err := json.Marshal(map[string]any{"features": features})
+	if err != nil {
+		return fmt.Errorf("encode statistics: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", out)
+	return err
+}
+
+// interfaces are the state's interface objects.
+func interfaces(state map[string]any) []map[string]any {
+	list, _ := state["interfaces"].([]any)
+	var out []map[string]any
+	for _, i := range list {
+		if m, ok := i.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func appendLog(d string, line []byte) error {
