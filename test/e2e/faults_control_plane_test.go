@@ -79,17 +79,7 @@ func appliesWorkerDaemonSet(req *http.Request) bool {
 // there (nothing yet). The host then applies everything with the new spec
 // and converges; nothing kept was recreated.
 func TestFaultControlPlaneAPIServerRestart(t *testing.T) {
-	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
-	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
-	k.createNetwork(nil)
-	history := k.recordEtcd()
-	gate := newFaultGate(appliesWorkerDaemonSet)
-	cfg := rest.CopyConfig(k.cfg)
-	cfg.WrapTransport = gate.wrap
-	k.startHostWith(cfg)
-	k.waitOperandsSettled(6, 2)
-	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
-	k.createPolicy("bond0")
+	k, history, gate := startGatedHost(t)
 	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
 	k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
 	k.waitGone(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment)
@@ -131,17 +121,12 @@ func TestFaultControlPlaneAPIServerRestart(t *testing.T) {
 		len(objs), restarted.Round(time.Millisecond), converged.Round(time.Millisecond), retrying[0])
 }
 
-// etcdOutage is how long etcd is stopped.
-const etcdOutage = 30 * time.Second
-
-// TestFaultControlPlaneEtcdStopped: etcd stops for 30 seconds just as the
-// host applies a new handler placement. kube-apiserver keeps running: it
-// holds the apply, and answers 504 once its 34-second bound on a write runs
-// out; etcd stays down until then, so that the host sees the failure rather
-// than a slow success. The status of the failed sync, written once the API
-// server stores writes again, says Retrying (two minutes of grace, the
-// default): never Degraded. Nothing is deleted, and the placement converges.
-func TestFaultControlPlaneEtcdStopped(t *testing.T) {
+// startGatedHost starts the sample bare-metal cluster, records etcd's
+// history, and runs the host behind a fault gate that holds its apply of the
+// DaemonSet with the worker placement; it returns once the default rollout
+// has settled and the user's policy bond0 exists.
+func startGatedHost(t *testing.T) (*cluster, *eventLog, *faultGate) {
+	t.Helper()
 	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
@@ -153,6 +138,21 @@ func TestFaultControlPlaneEtcdStopped(t *testing.T) {
 	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	k.createPolicy("bond0")
+	return k, history, gate
+}
+
+// etcdOutage is how long etcd is stopped.
+const etcdOutage = 30 * time.Second
+
+// TestFaultControlPlaneEtcdStopped: etcd stops for 30 seconds just as the
+// host applies a new handler placement. kube-apiserver keeps running: it
+// holds the apply, and answers 504 once its 34-second bound on a write runs
+// out; etcd stays down until then, so that the host sees the failure rather
+// than a slow success. The status of the failed sync, written once the API
+// server stores writes again, says Retrying (two minutes of grace, the
+// default): never Degraded. Nothing is deleted, and the placement converges.
+func TestFaultControlPlaneEtcdStopped(t *testing.T) {
+	k, history, gate := startGatedHost(t)
 	before := k.waitSnapshot(append(rendered(t, nmstate.Config{}, bareMetalHA), nncp(t, "bond0")))
 
 	k.patchNetwork(workerPlacement)
