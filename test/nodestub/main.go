@@ -167,16 +167,25 @@ func show(d string, args []string, stdout io.Writer) error {
 	return err
 }
 
-// apply only checks the desired state is an object and records it; the
-// node's state does not change, so the handler's probes keep passing.
-func apply(d string, stdin io.Reader) error {
+// readDesired reads the desired state nmstatectl is handed on stdin.
+func readDesired(stdin io.Reader) (map[string]any, error) {
 	raw, err := io.ReadAll(stdin)
 	if err != nil {
-		return fmt.Errorf("read desired state: %w", err)
+		return nil, fmt.Errorf("read desired state: %w", err)
 	}
 	var desired map[string]any
 	if err := yaml.Unmarshal(raw, &desired); err != nil {
-		return fmt.Errorf("desired state is not a YAML/JSON object: %w", err)
+		return nil, fmt.Errorf("desired state is not a YAML/JSON object: %w", err)
+	}
+	return desired, nil
+}
+
+// apply only checks the desired state is an object and records it; the
+// node's state does not change, so the handler's probes keep passing.
+func apply(d string, stdin io.Reader) error {
+	desired, err := readDesired(stdin)
+	if err != nil {
+		return err
 	}
 	if desired == nil {
 		return errors.New("desired state is empty")
@@ -201,13 +210,9 @@ func apply(d string, stdin io.Reader) error {
 // statistic prints the features the desired state uses, as `nmstatectl st`
 // does: dhcpv4-custom-hostname when an interface sets an IPv4 DHCP host name.
 func statistic(stdin io.Reader, stdout io.Writer) error {
-	raw, err := io.ReadAll(stdin)
+	desired, err := readDesired(stdin)
 	if err != nil {
-		return fmt.Errorf("read desired state: %w", err)
-	}
-	var desired map[string]any
-	if err := yaml.Unmarshal(raw, &desired); err != nil {
-		return fmt.Errorf("desired state is not a YAML/JSON object: %w", err)
+		return err
 	}
 	features := []string{}
 	for _, iface := range interfaces(desired) {
