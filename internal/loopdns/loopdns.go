@@ -54,7 +54,7 @@ func Start(addr string) (*Server, error) {
 		udp.Close()
 		return nil, fmt.Errorf("loopdns: listen tcp %s: %w", udp.LocalAddr(), err)
 	}
-	s := &Server{udp: udp, tcp: tcp, conns: map[net.Conn]bool{}}
+	s := &Server{udp: udp, tcp: tcp, conns: map[net.Conn]bool{}, names: map[string]bool{}}
 	s.wg.Add(2)
 	go s.serveUDP()
 	go s.serveTCP()
@@ -203,9 +203,6 @@ func (s *Server) answer(req []byte) (resp []byte, ok bool) {
 	}
 	s.queries.Add(1)
 	s.mu.Lock()
-	if s.names == nil {
-		s.names = map[string]bool{}
-	}
 	s.names[q.Name.String()] = true
 	s.mu.Unlock()
 	return out, true

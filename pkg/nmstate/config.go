@@ -124,16 +124,12 @@ func parseLogLevel(v any) (operv1.LogLevel, error) {
 	if ok && (s == "" || slices.Contains(validLogLevels, operv1.LogLevel(s))) {
 		return operv1.LogLevel(s), nil
 	}
-	names := make([]string, len(validLogLevels))
-	for i, l := range validLogLevels {
-		names[i] = fmt.Sprintf("%q", l)
-	}
 	hint := ""
 	if ok {
 		hint = CaseHint(s, validLogLevels)
 	}
 	return "", inputError(ReasonInvalidConfig, "%s is %s; valid values are %s (or omit it for Normal)%s",
-		fieldLogLevel, quote(v), strings.Join(names, ", "), hint)
+		fieldLogLevel, quote(v), strings.Join(quoted(validLogLevels), ", "), hint)
 }
 
 // Verbose says whether the handler logs at debug level, with verbose
@@ -168,11 +164,16 @@ func parseProbes(v any) (string, error) {
 }
 
 func modeList() string {
-	s := make([]string, len(validModes))
-	for i, m := range validModes {
-		s[i] = fmt.Sprintf("%q", m)
+	return strings.Join(quoted(validModes), " or ") + " (or omit it for the platform default)"
+}
+
+// quoted is each of values in double quotes, as messages list valid values.
+func quoted[T ~string](values []T) []string {
+	s := make([]string, len(values))
+	for i, v := range values {
+		s[i] = fmt.Sprintf("%q", v)
 	}
-	return strings.Join(s, " or ") + " (or omit it for the platform default)"
+	return s
 }
 
 func parseMode(v any) (Mode, error) {

@@ -248,12 +248,13 @@ func TestRenderKnobs(t *testing.T) {
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 			{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"rack-1"}}}}}}}}
 	infra := Placement{NodeSelector: map[string]string{"node-role.kubernetes.io/infra": ""}, Tolerations: dedicated, Affinity: rackAffinity}
-	tests := []struct {
+	type knobCase struct {
 		name    string
 		cfg     Config
 		cluster Cluster
 		check   func(t *testing.T, handler *corev1.PodSpec, webhook *corev1.PodSpec)
-	}{{
+	}
+	tests := []knobCase{{
 		name: "defaults", cluster: haCluster,
 		check: func(t *testing.T, h, w *corev1.PodSpec) {
 			assert.Nil(t, h.Affinity)
@@ -304,12 +305,7 @@ func TestRenderKnobs(t *testing.T) {
 		},
 	}}
 	for _, level := range []operv1.LogLevel{operv1.Debug, operv1.Trace, operv1.TraceAll} {
-		tests = append(tests, struct {
-			name    string
-			cfg     Config
-			cluster Cluster
-			check   func(t *testing.T, handler *corev1.PodSpec, webhook *corev1.PodSpec)
-		}{name: "log level " + string(level), cluster: haCluster, cfg: Config{LogLevel: level},
+		tests = append(tests, knobCase{name: "log level " + string(level), cluster: haCluster, cfg: Config{LogLevel: level},
 			check: func(t *testing.T, h, w *corev1.PodSpec) {
 				assert.Equal(t, []string{"--zap-time-encoding=iso8601", "--v", "debug"}, h.Containers[0].Args)
 				assert.Equal(t, []string{"bash", "-c", "nmstatectl show -vv lo 2>&1"}, h.Containers[0].LivenessProbe.Exec.Command)
