@@ -24,9 +24,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/cno-nmstate/cno-nmstate/pkg/clusterstate"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
@@ -43,7 +45,6 @@ const (
 
 var (
 	NetworkGVK    = schema.GroupVersionKind{Group: "operator.openshift.io", Version: "v1", Kind: "Network"}
-	nncpListGVK   = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NodeNetworkConfigurationPolicyList"}
 	clusterReq    = reconcile.Request{NamespacedName: client.ObjectKey{Name: clusterName}}
 	enqueueSingle = handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{clusterReq}
@@ -82,9 +83,9 @@ type Reconciler struct {
 	reader client.Reader // uncached, for what must never fill the cache
 	opts   Options
 
-	mu           sync.Mutex
-	applied      map[string]appliedState // what this host last applied, by object
-	failingSince time.Time               // start of the current run of failed syncs
+	mu      sync.Mutex
+	applied map[string]appliedState // what this host last applied, by object
+	report  nmstate.Reporter        // the conditions, with the failure grace
 }
 
 // Setup registers the host's controller with mgr.
@@ -99,12 +100,13 @@ func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 		opts.Now = time.Now
 	}
 	if opts.FailureGrace == 0 {
-		opts.FailureGrace = 2 * time.Minute
+		opts.FailureGrace = nmstate.DefaultFailureGrace
 	}
 	if opts.RecheckInterval == 0 {
 		opts.RecheckInterval = 30 * time.Second
 	}
-	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, applied: map[string]appliedState{}}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, applied: map[string]appliedState{},
+		report: nmstate.Reporter{Grace: opts.FailureGrace}}
 
 	network := &unstructured.Unstructured{}
 	network.SetGroupVersionKind(NetworkGVK)
@@ -138,21 +140,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		return reconcile.Result{}, fmt.Errorf("reading network.operator/cluster: %w", err)
 	}
+	if manager, ok := embeddingCNO(network); ok {
+		log.FromContext(ctx).Info("standing by: a Cluster Network Operator that embeds kubernetes-nmstate writes its conditions; this host writes nothing while it does",
+			"fieldManager", manager)
+		return reconcile.Result{RequeueAfter: r.opts.RecheckInterval}, nil
+	}
 
-	decision, syncErr := r.sync(ctx, network)
+	// The same bounded reads CNO's Bootstrap makes; the workloads come from
+	// the cache, which holds them anyway.
+	state := clusterstate.Read(ctx, r.client, r.reader)
+	decision, syncErr := r.sync(ctx, network, state)
 	var inputErr *nmstate.Error
 	badInput := errors.As(syncErr, &inputErr)
-	if syncErr == nil {
-		r.mu.Lock()
-		r.failingSince = time.Time{}
-		r.mu.Unlock()
-	}
-	observed, obsErr := r.observe(ctx, network, decision)
-	// A conflict or an unavailable API server is retried with backoff and
-	// reported as Degraded only if it persists, as CNO's MaybeSetDegraded
-	// does; meanwhile the conditions still say what is observed.
-	observed.Retrying = syncErr != nil && !badInput && !r.failingTooLong()
-	conditions := nmstate.Conditions(decision, syncErr, observed)
+	observed, obsErr := r.observe(ctx, network, state)
+	r.mu.Lock()
+	conditions := r.report.Sync(decision, syncErr, observed)
+	r.mu.Unlock()
 	if !conditionsUnchanged(observed.Previous, conditions) {
 		// The cache may not hold this host's last write yet: conditions
 		// computed from it would write that again, with a new transition
@@ -163,13 +166,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// (TestFaultControlPlaneAPIServerRestart).
 		live, err := r.liveConditions(ctx)
 		if err == nil {
-			err = readWorkloads(ctx, r.reader, &observed)
+			err = clusterstate.ReadWorkloads(ctx, r.reader, &state)
 		}
 		if err != nil {
 			return reconcile.Result{}, errors.Join(syncErr, err)
 		}
-		observed.Previous = live
-		conditions = nmstate.Conditions(decision, syncErr, observed)
+		observed = state.Observed(live, observed.Now)
+		r.mu.Lock()
+		conditions, _ = r.report.Refresh(observed)
+		r.mu.Unlock()
 	}
 	if err := r.writeStatus(ctx, observed.Previous, conditions); err != nil {
 		return reconcile.Result{}, errors.Join(syncErr, err)
@@ -184,21 +189,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	return reconcile.Result{RequeueAfter: r.opts.RecheckInterval}, nil
 }
 
-// failingTooLong records the first of a run of failed syncs and reports
-// whether the run has lasted longer than Options.FailureGrace.
-func (r *Reconciler) failingTooLong() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.opts.Now()
-	if r.failingSince.IsZero() {
-		r.failingSince = now
-	}
-	return now.Sub(r.failingSince) >= r.opts.FailureGrace
-}
-
-// sync decides, renders, applies and prunes. On any input error it returns
-// before touching the cluster.
-func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructured) (nmstate.Decision, error) {
+// sync decides, renders, applies and prunes. On any input error or failed
+// read it returns before touching the cluster.
+func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructured, state clusterstate.State) (nmstate.Decision, error) {
 	cfg, err := nmstate.ConfigFromNetwork(network)
 	if err != nil {
 		return nmstate.Decision{}, err
@@ -210,21 +203,13 @@ func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructure
 		}
 		infra = nil
 	}
+	if state.Err != nil {
+		return nmstate.Decision{}, state.Err
+	}
 	cluster := nmstate.ClusterFromInfrastructure(infra)
 	cluster.DefaultOnGate = r.opts.DefaultOnGate
-	other, err := OtherManager(ctx, r.reader)
-	if err != nil {
-		return nmstate.Decision{}, err
-	}
-	cluster.ManagedBy, cluster.StandaloneSettings = other.ManagedBy, other.NMState
-
+	state.Apply(&cluster)
 	decision := nmstate.Decide(cfg, cluster)
-	if nmstate.DependsOnPolicies(cfg, decision) {
-		if cluster.Deployed, cluster.Policies, err = r.keptInputs(ctx); err != nil {
-			return decision, err
-		}
-		decision = nmstate.Decide(cfg, cluster)
-	}
 	objs, err := nmstate.Render(decision, r.opts.Params(cfg, cluster), r.opts.ManifestDir)
 	if err != nil {
 		return decision, err

@@ -65,8 +65,10 @@ func OwnedTypes() []client.Object {
 }
 
 // prune deletes objects with the owner label that were not rendered this
-// time. Kept kinds are never deleted, nor is anything another controller has
-// adopted (an owner reference): the standalone operator uses the same names.
+// time, as nmstate.DecidePrune says (CNO's status manager decides with it
+// too): kept kinds are never deleted, nor is anything another controller
+// has adopted (a controller reference): the standalone operator uses the
+// same names. It runs only after every apply succeeded.
 func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstructured) error {
 	want := map[string]bool{}
 	for _, obj := range rendered {
@@ -97,13 +99,14 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 			if want[identity(gvk.GroupKind(), item.GetNamespace(), item.GetName())] {
 				continue
 			}
-			if len(item.GetOwnerReferences()) > 0 {
+			// The host sets no owner references: any controller is another.
+			switch nmstate.DecidePrune(gvk.Group, gvk.Kind, item.GetName(), item, false, false, func(metav1.OwnerReference) bool { return false }) {
+			case nmstate.PruneAdopted:
 				if err := r.release(ctx, gvk, item); err != nil {
 					errs = append(errs, err)
 				}
 				continue
-			}
-			if nmstate.KeptOnDisable(gvk.Group, gvk.Kind, item.GetName()) {
+			case nmstate.PruneKeep, nmstate.PruneLater:
 				continue
 			}
 			if err := r.client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {

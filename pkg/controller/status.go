@@ -5,83 +5,20 @@ import (
 	"fmt"
 
 	operv1 "github.com/openshift/api/operator/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cno-nmstate/cno-nmstate/pkg/clusterstate"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
-// observe reads the two workloads' status and, when disabled, counts the kept
-// policies (metadata only, uncached).
-func (r *Reconciler) observe(ctx context.Context, network *unstructured.Unstructured, d nmstate.Decision) (nmstate.Observed, error) {
-	o := nmstate.Observed{Policies: -1, Now: r.opts.Now(), Previous: NetworkConditions(network)}
-	if err := readWorkloads(ctx, r.client, &o); err != nil {
-		return o, err
-	}
-	if !d.Enabled && d.Reason != nmstate.ReasonManagedByStandaloneOperator {
-		var err error
-		if o.Policies, err = r.countPolicies(ctx); err != nil {
-			return o, err
-		}
-	}
-	return o, nil
-}
-
-// readWorkloads reads the handler DaemonSet and the webhook Deployment into
-// o, nil when absent.
-func readWorkloads(ctx context.Context, c client.Reader, o *nmstate.Observed) error {
-	o.Handler, o.Webhook = nil, nil
-	ds := &appsv1.DaemonSet{}
-	switch err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); {
-	case err == nil:
-		o.Handler = ds
-	case !apierrors.IsNotFound(err):
-		return fmt.Errorf("reading the handler DaemonSet: %w", err)
-	}
-	dep := &appsv1.Deployment{}
-	switch err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.WebhookDeployment}, dep); {
-	case err == nil:
-		o.Webhook = dep
-	case !apierrors.IsNotFound(err):
-		return fmt.Errorf("reading the webhook Deployment: %w", err)
-	}
-	return nil
-}
-
-// keptInputs reads what a default that is off depends on: whether this
-// plugin's handler runs and, only then, how many policies it enforces.
-func (r *Reconciler) keptInputs(ctx context.Context) (bool, int, error) {
-	ds := &appsv1.DaemonSet{} // typed: the informer observe reads, not a second one
-	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); {
-	case apierrors.IsNotFound(err):
-		return false, 0, nil
-	case err != nil:
-		return false, 0, fmt.Errorf("reading the handler DaemonSet: %w", err)
-	}
-	if _, ours := ds.GetLabels()[nmstate.OwnerLabel]; !ours {
-		return false, 0, nil
-	}
-	policies, err := r.countPolicies(ctx)
-	return true, policies, err
-}
-
-// countPolicies counts the NodeNetworkConfigurationPolicies (metadata only,
-// uncached); -1 when their CRD is not served.
-func (r *Reconciler) countPolicies(ctx context.Context) (int, error) {
-	policies := &metav1.PartialObjectMetadataList{}
-	policies.SetGroupVersionKind(nncpListGVK)
-	switch err := r.reader.List(ctx, policies); {
-	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
-		return -1, nil
-	case err != nil:
-		return -1, fmt.Errorf("counting NodeNetworkConfigurationPolicies: %w", err)
-	}
-	return len(policies.Items), nil
+// observe is what the conditions report after a sync: the workloads read
+// again from the cache, since the sync may have applied them, and the rest
+// as Read found it.
+func (r *Reconciler) observe(ctx context.Context, network *unstructured.Unstructured, state clusterstate.State) (nmstate.Observed, error) {
+	err := clusterstate.ReadWorkloads(ctx, r.client, &state)
+	return state.Observed(NetworkConditions(network), r.opts.Now()), err
 }
 
 // NetworkConditions are the status conditions of a Network.operator read

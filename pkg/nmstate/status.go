@@ -40,6 +40,10 @@ const RolloutHungAfter = 15 * time.Minute
 type Observed struct {
 	Handler *appsv1.DaemonSet  // nil when absent
 	Webhook *appsv1.Deployment // nil when absent
+	// WorkloadsUnknown is true when the workloads could not be read:
+	// Available and Progressing then keep what they said, since nil
+	// workloads would read as "not created" while the handler runs.
+	WorkloadsUnknown bool
 	// Policies is how many NodeNetworkConfigurationPolicies exist, for the
 	// message when disabled; negative when unknown.
 	Policies int
@@ -67,10 +71,22 @@ func Conditions(d Decision, err error, o Observed) []operv1.OperatorCondition {
 	} else {
 		out = stopped(err, r)
 	}
+	if o.WorkloadsUnknown {
+		out[0], out[1] = unknownRollout(out[0], o), unknownRollout(out[1], o)
+	}
 	for i := range out {
 		out[i].LastTransitionTime = transitionTime(out[i], o)
 	}
 	return out
+}
+
+// unknownRollout is c when the workloads could not be read: what the
+// Network said before, or Unknown when it said nothing yet.
+func unknownRollout(c operv1.OperatorCondition, o Observed) operv1.OperatorCondition {
+	if prev := find(o.Previous, c.Type); prev != nil {
+		return cond(c.Type, prev.Status, prev.Reason, prev.Message)
+	}
+	return cond(c.Type, operv1.ConditionUnknown, ReasonRetrying, "the kubernetes-nmstate handler and webhook could not be read yet")
 }
 
 // retrying is the state while err is retried within the caller's grace:

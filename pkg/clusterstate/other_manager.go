@@ -1,4 +1,4 @@
-package controller
+package clusterstate
 
 import (
 	"context"
@@ -49,8 +49,8 @@ type Other struct {
 // then deploy nothing. The CR comes first, read whole, because its settings
 // are what a handover carries over; the rest is metadata only. Give it an
 // uncached reader: these are rare, cluster-wide lookups not worth an
-// informer; each is label-selected or tiny and bounded by a limit. The host
-// and CNO both decide with it.
+// informer; each is label-selected or tiny and bounded by a limit. Read
+// calls it for the host and for CNO alike.
 func OtherManager(ctx context.Context, reader client.Reader) (Other, error) {
 	crs := &unstructured.UnstructuredList{}
 	crs.SetGroupVersionKind(nmstateCRGVK)
@@ -92,11 +92,18 @@ func OtherManager(ctx context.Context, reader client.Reader) (Other, error) {
 	return Other{}, nil
 }
 
+func objectName(obj client.Object) string {
+	if obj.GetNamespace() == "" {
+		return obj.GetName()
+	}
+	return obj.GetNamespace() + "/" + obj.GetName()
+}
+
 // renderedHandler tells the plugin's own handler DaemonSet from any other:
 // its name in its namespace, and the owner label that Render puts on every
 // object. The name alone is not enough: the standalone operator deploys its
 // handler under the same name, and once an object it adopted has been
-// released (controller.go, release) the label is gone and so is the claim.
+// released (the host's prune) the label is gone and so is the claim.
 func renderedHandler(ds client.Object) bool {
 	_, owned := ds.GetLabels()[nmstate.OwnerLabel]
 	return owned && ds.GetNamespace() == nmstate.Namespace && ds.GetName() == nmstate.HandlerDaemonSet

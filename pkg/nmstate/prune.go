@@ -1,0 +1,73 @@
+package nmstate
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PruneAction is what to do with an object the plugin deployed before and
+// did not render this time.
+type PruneAction int
+
+const (
+	// PruneDelete: the plugin's own object, no longer wanted.
+	PruneDelete PruneAction = iota
+	// PruneKeep: never deleted (KeptOnDisable names it), or not the
+	// plugin's to delete (it lacks the owner label).
+	PruneKeep
+	// PruneLater: kept for now and looked at again on the next pass; the
+	// plugin could not render this time, or the object could not be read.
+	PruneLater
+	// PruneAdopted: another controller took it over (the standalone
+	// operator deploys under the same names); it is that controller's.
+	PruneAdopted
+)
+
+func (a PruneAction) String() string {
+	return [...]string{"delete", "keep", "keep until rendered again", "adopted by another controller"}[a]
+}
+
+// MayBeRendered reports whether an object of that group, kind, namespace and
+// name could be one the plugin renders: everything namespaced is in
+// Namespace but the handler's events Role and RoleBinding in "default"
+// (upstream's handler records events there), and every cluster-scoped name
+// starts with "nmstate" or "nncp-" or is an nmstate.io CRD (TestMayBeRenderedCoversEveryObject holds the
+// templates to it). A consumer that prunes by a list of references, as CNO's
+// status manager does, reads only these: the others are not the plugin's.
+func MayBeRendered(group, kind, namespace, name string) bool {
+	switch {
+	case namespace != "":
+		return namespace == Namespace || strings.HasPrefix(name, "nmstate")
+	case group == "" && kind == "Namespace":
+		return name == Namespace
+	case group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition":
+		return strings.HasSuffix(name, ".nmstate.io")
+	}
+	return strings.HasPrefix(name, "nmstate") || strings.HasPrefix(name, "nncp-")
+}
+
+// DecidePrune decides for the object named name that was not rendered this time. live
+// is its metadata as the API server holds it; readFailed is true when that
+// read failed, renderFailed when the plugin could not render at all (bad
+// input, a failed read) so that nothing it deployed may go. ownController
+// tells the consumer's own controller reference from another's (CNO sets one
+// to network.operator/cluster; the host sets none).
+func DecidePrune(group, kind, name string, live metav1.Object, readFailed, renderFailed bool, ownController func(metav1.OwnerReference) bool) PruneAction {
+	if KeptOnDisable(group, kind, name) {
+		return PruneKeep
+	}
+	if readFailed || renderFailed {
+		return PruneLater
+	}
+	if live == nil {
+		return PruneDelete // already gone: nothing to lose
+	}
+	if _, owned := live.GetLabels()[OwnerLabel]; !owned {
+		return PruneKeep
+	}
+	if owner := metav1.GetControllerOf(live); owner != nil && !ownController(*owner) {
+		return PruneAdopted
+	}
+	return PruneDelete
+}

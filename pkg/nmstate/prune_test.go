@@ -1,0 +1,95 @@
+package nmstate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// Every object any topology renders is one MayBeRendered admits: CNO's
+// status manager reads nothing else before it prunes, so an object it
+// missed would be pruned without the plugin's say.
+func TestMayBeRenderedCoversEveryObject(t *testing.T) {
+	for _, c := range []Cluster{haCluster, snoCluster, hostedCluster} {
+		for _, obj := range mustRender(t, Config{Mode: ModeEnabled}, c) {
+			gvk := obj.GroupVersionKind()
+			assert.True(t, MayBeRendered(gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName()),
+				"%s %s/%s is rendered but MayBeRendered says no", gvk.Kind, obj.GetNamespace(), obj.GetName())
+		}
+	}
+}
+
+func TestMayBeRendered(t *testing.T) {
+	tests := []struct {
+		group, kind, namespace, name string
+		want                         bool
+	}{
+		{"apps", "DaemonSet", "openshift-multus", "multus", false},
+		{"apps", "DaemonSet", Namespace, "anything", true},
+		{"", "Namespace", "openshift-multus", "", false},
+		{"", "Namespace", "", "openshift-multus", false},
+		{"", "Namespace", "", Namespace, true},
+		{"apiextensions.k8s.io", "CustomResourceDefinition", "", "network-attachment-definitions.k8s.cni.cncf.io", false},
+		{"apiextensions.k8s.io", "CustomResourceDefinition", "", "nodenetworkstates.nmstate.io", true},
+		{"rbac.authorization.k8s.io", "ClusterRole", "", "multus-admission-controller-webhook", false},
+		{"rbac.authorization.k8s.io", "ClusterRole", "", "nmstate-handler", true},
+		{"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "", "nncp-validation-policy-binding", true},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, MayBeRendered(tt.group, tt.kind, tt.namespace, tt.name), "%s %s %s/%s", tt.group, tt.kind, tt.namespace, tt.name)
+	}
+}
+
+func TestDecidePrune(t *testing.T) {
+	network := metav1.OwnerReference{APIVersion: "operator.openshift.io/v1", Kind: "Network", Name: "cluster", UID: "n", Controller: ptr.To(true)}
+	nmstateCR := metav1.OwnerReference{APIVersion: "nmstate.io/v1", Kind: "NMState", Name: "nmstate", UID: "s", Controller: ptr.To(true)}
+	isNetwork := func(o metav1.OwnerReference) bool { return o.Kind == "Network" }
+	obj := func(labelled bool, owners ...metav1.OwnerReference) *metav1.ObjectMeta {
+		m := &metav1.ObjectMeta{Name: HandlerDaemonSet, Namespace: Namespace, OwnerReferences: owners}
+		if labelled {
+			m.Labels = map[string]string{OwnerLabel: Version}
+		}
+		return m
+	}
+	tests := []struct {
+		name                     string
+		group, kind, objName     string
+		live                     *metav1.ObjectMeta
+		readFailed, renderFailed bool
+		want                     PruneAction
+	}{
+		{name: "ours, controlled by the Network", group: "apps", kind: "DaemonSet", live: obj(true, network), want: PruneDelete},
+		{name: "ours, no owner (the host)", group: "apps", kind: "DaemonSet", live: obj(true), want: PruneDelete},
+		{name: "already gone", group: "apps", kind: "DaemonSet", want: PruneDelete},
+		{name: "render failed: kept and looked at again", group: "apps", kind: "DaemonSet", live: obj(true, network), renderFailed: true, want: PruneLater},
+		{name: "render failed, object gone", group: "apps", kind: "DaemonSet", renderFailed: true, want: PruneLater},
+		{name: "read failed", group: "apps", kind: "DaemonSet", readFailed: true, want: PruneLater},
+		{name: "adopted by the standalone operator", group: "apps", kind: "DaemonSet", live: obj(true, nmstateCR), want: PruneAdopted},
+		{name: "a non-controller owner is no adoption", group: "apps", kind: "DaemonSet",
+			live: obj(true, metav1.OwnerReference{Kind: "ConfigMap", Name: "x", UID: "c"}), want: PruneDelete},
+		{name: "no owner label: not the plugin's to delete", group: "apps", kind: "DaemonSet", live: obj(false, network), want: PruneKeep},
+		{name: "a CRD is kept, even when its read failed", group: "apiextensions.k8s.io", kind: "CustomResourceDefinition",
+			objName: CRDNames[0], readFailed: true, want: PruneKeep},
+		{name: "the Namespace is kept", kind: "Namespace", objName: Namespace, live: &metav1.ObjectMeta{Name: Namespace, Labels: map[string]string{OwnerLabel: Version}}, want: PruneKeep},
+		{name: "the admission policy is kept", group: "admissionregistration.k8s.io", kind: "ValidatingAdmissionPolicy", objName: ValidationPolicy, want: PruneKeep},
+		{name: "the reader role is kept", group: "rbac.authorization.k8s.io", kind: "ClusterRole", objName: ClusterReaderRole, want: PruneKeep},
+		{name: "the handler's role is not", group: "rbac.authorization.k8s.io", kind: "ClusterRole", objName: "nmstate-handler",
+			live: &metav1.ObjectMeta{Name: "nmstate-handler", Labels: map[string]string{OwnerLabel: Version}}, want: PruneDelete},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := tt.objName
+			var live metav1.Object
+			if tt.live != nil {
+				live, name = tt.live, tt.live.Name
+			}
+			if name == "" {
+				name = HandlerDaemonSet
+			}
+			got := DecidePrune(tt.group, tt.kind, name, live, tt.readFailed, tt.renderFailed, isNetwork)
+			assert.Equal(t, tt.want, got, "got %s, want %s", got, tt.want)
+		})
+	}
+}

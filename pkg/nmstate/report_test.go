@@ -1,0 +1,99 @@
+package nmstate
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func reasons(conds []operv1.OperatorCondition) map[string]string {
+	out := map[string]string{}
+	for _, c := range conds {
+		out[c.Type] = string(c.Status) + "/" + c.Reason
+	}
+	return out
+}
+
+// A run of API errors is Retrying within the grace and Degraded after it;
+// a success ends the run; an input error is Degraded at once.
+func TestReporterGrace(t *testing.T) {
+	start := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	enabled := Decide(Config{}, haCluster)
+	apiErr := errors.New("the server is currently unable to handle the request")
+	badInput := &Error{Reason: ReasonInvalidConfig, Err: errors.New(`spec.kubernetesNMState.mode is "enabled"`)}
+	running := Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), WorkloadsUnknown: false}
+	type step struct {
+		after    time.Duration
+		err      error
+		degraded string
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{name: "an API error within the grace", steps: []step{
+			{0, apiErr, "False/Retrying"}, {time.Minute, apiErr, "False/Retrying"}, {119 * time.Second, apiErr, "False/Retrying"}}},
+		{name: "an API error past the grace", steps: []step{
+			{0, apiErr, "False/Retrying"}, {2 * time.Minute, apiErr, "True/Failed"}}},
+		{name: "a success ends the run", steps: []step{
+			{0, apiErr, "False/Retrying"}, {time.Minute, nil, "False/AsExpected"}, {2 * time.Minute, apiErr, "False/Retrying"},
+			{3 * time.Minute, apiErr, "False/Retrying"}, {4 * time.Minute, apiErr, "True/Failed"}}},
+		{name: "an input error at once", steps: []step{{0, badInput, "True/InvalidConfig"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Reporter{}
+			for i, s := range tt.steps {
+				o := running
+				o.Now = start.Add(s.after)
+				d := enabled
+				if s.err != nil {
+					d = Decision{}
+				}
+				assert.Equal(t, s.degraded, reasons(r.Sync(d, s.err, o))[ConditionDegraded], "step %d", i)
+			}
+		})
+	}
+}
+
+// Refresh follows the workloads under the last sync's outcome and does not
+// end a run of failures.
+func TestReporterRefresh(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	r := &Reporter{Grace: time.Minute}
+	_, ok := r.Refresh(Observed{Now: now})
+	assert.False(t, ok, "nothing to report before the first sync")
+
+	r.Sync(Decide(Config{}, haCluster), nil, Observed{Handler: handler(1, 1, 3, 3, 0), Webhook: webhook(2, 2, 2), Now: now})
+	conds, ok := r.Refresh(Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now.Add(time.Second)})
+	require.True(t, ok)
+	assert.Equal(t, "True/PlatformDefault", reasons(conds)[ConditionAvailable])
+
+	r.Sync(Decision{}, errors.New("conflict"), Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now.Add(2 * time.Second)})
+	assert.True(t, r.Failing())
+	conds, _ = r.Refresh(Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now.Add(time.Minute + 2*time.Second)})
+	assert.Equal(t, "True/Failed", reasons(conds)[ConditionDegraded], "the grace runs on between syncs")
+	assert.Equal(t, "True/KeptDeployed", reasons(conds)[ConditionAvailable])
+}
+
+// Workloads that could not be read keep what Available and Progressing said.
+func TestConditionsWorkloadsUnknown(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	previous := []operv1.OperatorCondition{
+		{Type: ConditionAvailable, Status: operv1.ConditionTrue, Reason: ReasonPlatformDefault, Message: "handler ready on 3 of 3 nodes"},
+		{Type: ConditionProgressing, Status: operv1.ConditionFalse, Reason: ReasonAsExpected, Message: "handler ready on 3 of 3 nodes"},
+	}
+	conds := Conditions(Decision{}, errors.New("reading the handler DaemonSet: timeout"), Observed{WorkloadsUnknown: true, Previous: previous, Now: now, Retrying: true})
+	assert.Equal(t, "True/PlatformDefault", reasons(conds)[ConditionAvailable])
+	assert.Equal(t, "handler ready on 3 of 3 nodes", conds[0].Message)
+	assert.Equal(t, "False/AsExpected", reasons(conds)[ConditionProgressing])
+	assert.Equal(t, "False/Retrying", reasons(conds)[ConditionDegraded])
+
+	conds = Conditions(Decision{}, errors.New("timeout"), Observed{WorkloadsUnknown: true, Now: now})
+	assert.Equal(t, "Unknown/Retrying", reasons(conds)[ConditionAvailable], "nothing said before: Unknown, not \"not created\"")
+	assert.Equal(t, "True/Failed", reasons(conds)[ConditionDegraded])
+}
