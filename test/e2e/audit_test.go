@@ -39,6 +39,7 @@ type auditEvent struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
 	RequestURI string `json:"requestURI"`
+	UserAgent  string `json:"userAgent"`
 
 	// Who the request acted as, when it impersonated, and when it came.
 	ImpersonatedUser *struct {
