@@ -1,6 +1,7 @@
 package nmstate
 
 import (
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,7 +54,17 @@ func MayBeRendered(group, kind, namespace, name string) bool {
 // input, a failed read) so that nothing it deployed may go. ownController
 // tells the consumer's own controller reference from another's (CNO sets one
 // to network.operator/cluster; the host sets none).
+//
+// Adoption comes first: a kept object another controller took over (the
+// standalone operator renders a reader role of the same name) is that
+// controller's too, and a consumer that marks what it applies (the host's
+// labels and fields) releases it rather than keeping its marks on it.
 func DecidePrune(group, kind, name string, live metav1.Object, readFailed, renderFailed bool, ownController func(metav1.OwnerReference) bool) PruneAction {
+	if live != nil {
+		if owner := metav1.GetControllerOf(live); owner != nil && !ownController(*owner) {
+			return PruneAdopted
+		}
+	}
 	if KeptOnDisable(group, kind, name) {
 		return PruneKeep
 	}
@@ -66,8 +77,17 @@ func DecidePrune(group, kind, name string, live metav1.Object, readFailed, rende
 	if _, owned := live.GetLabels()[OwnerLabel]; !owned {
 		return PruneKeep
 	}
-	if owner := metav1.GetControllerOf(live); owner != nil && !ownController(*owner) {
-		return PruneAdopted
-	}
 	return PruneDelete
+}
+
+// KeepOutOfRelatedObjects reports whether a consumer that prunes by its list
+// of related objects (CNO's status manager) must leave this one out of that
+// list: the nmstate.io CRDs, whose deletion deletes every user's policy.
+// Such a consumer deletes whatever it listed before and no longer renders;
+// a version of it that does not know kubernetes-nmstate (a downgrade to a
+// CNO without it) would so delete the CRDs, and the policies with them.
+// Unlisted, no version of the consumer ever deletes them. group and
+// resource are an ObjectReference's (the plural resource, not the kind).
+func KeepOutOfRelatedObjects(group, resource, name string) bool {
+	return group == "apiextensions.k8s.io" && resource == "customresourcedefinitions" && slices.Contains(CRDNames, name)
 }

@@ -75,6 +75,9 @@ func TestDecidePrune(t *testing.T) {
 		{name: "the Namespace is kept", kind: "Namespace", objName: Namespace, live: &metav1.ObjectMeta{Name: Namespace, Labels: map[string]string{OwnerLabel: Version}}, want: PruneKeep},
 		{name: "the admission policy is kept", group: "admissionregistration.k8s.io", kind: "ValidatingAdmissionPolicy", objName: ValidationPolicy, want: PruneKeep},
 		{name: "the reader role is kept", group: "rbac.authorization.k8s.io", kind: "ClusterRole", objName: ClusterReaderRole, want: PruneKeep},
+		{name: "the reader role adopted by the standalone operator: its, released rather than kept", group: "rbac.authorization.k8s.io",
+			kind: "ClusterRole", live: &metav1.ObjectMeta{Name: ClusterReaderRole, Labels: map[string]string{OwnerLabel: Version},
+				OwnerReferences: []metav1.OwnerReference{nmstateCR}}, want: PruneAdopted},
 		{name: "the handler's role is not", group: "rbac.authorization.k8s.io", kind: "ClusterRole", objName: "nmstate-handler",
 			live: &metav1.ObjectMeta{Name: "nmstate-handler", Labels: map[string]string{OwnerLabel: Version}}, want: PruneDelete},
 	}
@@ -91,5 +94,26 @@ func TestDecidePrune(t *testing.T) {
 			got := DecidePrune(tt.group, tt.kind, name, live, tt.readFailed, tt.renderFailed, isNetwork)
 			assert.Equal(t, tt.want, got, "got %s, want %s", got, tt.want)
 		})
+	}
+}
+
+func TestKeepOutOfRelatedObjects(t *testing.T) {
+	tests := []struct {
+		group, resource, name string
+		want                  bool
+	}{
+		{"apiextensions.k8s.io", "customresourcedefinitions", "nodenetworkconfigurationpolicies.nmstate.io", true},
+		{"apiextensions.k8s.io", "customresourcedefinitions", "nodenetworkconfigurationenactments.nmstate.io", true},
+		{"apiextensions.k8s.io", "customresourcedefinitions", "nodenetworkstates.nmstate.io", true},
+		// Upstream's operator CRD is not the plugin's.
+		{"apiextensions.k8s.io", "customresourcedefinitions", "nmstates.nmstate.io", false},
+		{"apiextensions.k8s.io", "customresourcedefinitions", "network-attachment-definitions.k8s.cni.cncf.io", false},
+		// A kind where a resource belongs is not matched.
+		{"apiextensions.k8s.io", "CustomResourceDefinition", "nodenetworkstates.nmstate.io", false},
+		{"", "namespaces", Namespace, false},
+		{"apps", "daemonsets", HandlerDaemonSet, false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, KeepOutOfRelatedObjects(tt.group, tt.resource, tt.name), "%s/%s %s", tt.group, tt.resource, tt.name)
 	}
 }
