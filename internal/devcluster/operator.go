@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
 )
 
 // OperatorBinary is upstream's standalone operator (cmd/operator) as
@@ -63,4 +65,33 @@ func LayOutOperatorImage(dir, version string) error {
 		}
 	}
 	return nil
+}
+
+// OperatorHandlerImage is the handler image the operator is told to deploy:
+// upstream's, so that its DaemonSet is told apart from the plugin's.
+const OperatorHandlerImage = "quay.io/nmstate/kubernetes-nmstate-handler:v0.86.0"
+
+// StartOperator starts upstream's operator (cmd/operator v0.86.0, OperatorBinary
+// in assets) as a process, with the templates its image carries laid out in
+// dir, its working directory, and the environment its CSV sets, its handler
+// and operator namespace set to namespace. It runs with kubeconfig: it
+// stands for what OLM installs with its own RBAC, which is not what is under
+// test. Its metrics server is off in its code (BindAddress "0"); its health
+// probes bind :8081, which no flag moves, inside the caller's network
+// namespace.
+func StartOperator(assets, dir, kubeconfig, namespace string) (*podproc.Process, error) {
+	if err := LayOutOperatorImage(dir, "v0.86.0"); err != nil {
+		return nil, err
+	}
+	op := exec.Command(filepath.Join(assets, OperatorBinary))
+	op.Dir = dir
+	op.Env = []string{"KUBECONFIG=" + kubeconfig, "PATH=/usr/bin:/bin",
+		"HANDLER_NAMESPACE=" + namespace, "OPERATOR_NAMESPACE=" + namespace, "HANDLER_PREFIX=",
+		"RELATED_IMAGE_HANDLER_IMAGE=" + OperatorHandlerImage, "HANDLER_IMAGE_PULL_POLICY=IfNotPresent",
+		"MONITORING_NAMESPACE=openshift-monitoring", "KUBE_RBAC_PROXY_IMAGE=quay.io/openshift/origin-kube-rbac-proxy:latest"}
+	p, err := podproc.Run(OperatorBinary, op, filepath.Join(dir, "operator.log"))
+	if err != nil {
+		return nil, fmt.Errorf("starting the standalone operator: %w", err)
+	}
+	return p, nil
 }

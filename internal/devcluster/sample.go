@@ -33,6 +33,14 @@ func CreateInfrastructure(ctx context.Context, c client.Client, platform configv
 		APIServerURL:           "https://api.sample.example.com:6443",
 		APIServerInternalURL:   "https://api-int.sample.example.com:6443",
 	}
+	// As the installer sets them: CNO reads the region of these two
+	// (pkg/platform/platform.go:101-105 at 2a6a57fef) without a nil check.
+	switch platform {
+	case configv1.AWSPlatformType:
+		obj.Status.PlatformStatus.AWS = &configv1.AWSPlatformStatus{Region: "us-east-1"}
+	case configv1.GCPPlatformType:
+		obj.Status.PlatformStatus.GCP = &configv1.GCPPlatformStatus{Region: "us-central1", ProjectID: "sample"}
+	}
 	if err := c.Status().Update(ctx, obj); err != nil {
 		return fmt.Errorf("setting the Infrastructure status: %w", err)
 	}

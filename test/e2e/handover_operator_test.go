@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -31,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
-	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -277,27 +275,14 @@ func (k *cluster) ownedByNMState(namespace string) []client.Object {
 	return out
 }
 
-// runRealOperator starts upstream's operator (cmd/operator v0.86.0) as a
-// process, with the templates its image carries laid out in its working
-// directory and the environment its CSV sets, its handler and operator
-// namespace set to namespace. It runs with the cluster admin's kubeconfig:
-// it stands for what OLM installs with its own RBAC, which is not what is
-// under test. Its metrics server is off in its code (BindAddress "0"); its
-// health probes bind :8081, which no flag moves, inside this package's own
-// network namespace. Its stop sends SIGTERM and waits; it also runs when
-// the test ends, which logs the operator's output on a failure.
+// runRealOperator starts upstream's operator (devcluster.StartOperator)
+// with the cluster admin's kubeconfig. Its stop sends SIGTERM and waits; it
+// also runs when the test ends, which logs the operator's output on a
+// failure.
 func (k *cluster) runRealOperator(namespace string) *realOperator {
 	t := k.t
 	t.Helper()
-	dir := t.TempDir()
-	require.NoError(t, devcluster.LayOutOperatorImage(dir, "v0.86.0"))
-	op := exec.Command(filepath.Join(assetsDir(t), devcluster.OperatorBinary))
-	op.Dir = dir
-	op.Env = []string{"KUBECONFIG=" + k.kubeconfig, "PATH=/usr/bin:/bin",
-		"HANDLER_NAMESPACE=" + namespace, "OPERATOR_NAMESPACE=" + namespace, "HANDLER_PREFIX=",
-		"RELATED_IMAGE_HANDLER_IMAGE=" + operatorHandlerImage, "HANDLER_IMAGE_PULL_POLICY=IfNotPresent",
-		"MONITORING_NAMESPACE=openshift-monitoring", "KUBE_RBAC_PROXY_IMAGE=quay.io/openshift/origin-kube-rbac-proxy:latest"}
-	p, err := podproc.Run(devcluster.OperatorBinary, op, filepath.Join(dir, "operator.log"))
+	p, err := devcluster.StartOperator(assetsDir(t), t.TempDir(), k.kubeconfig, namespace)
 	require.NoError(t, err)
 	stop := func() { _ = p.Stop() }
 	t.Cleanup(func() {
@@ -553,7 +538,7 @@ func (k *cluster) hostLeftovers(operatorNamespace string) []string {
 // The standalone operator's handler image and the NMState CR of the
 // handover tests (handover_operator_test.go).
 const (
-	operatorHandlerImage = "quay.io/nmstate/kubernetes-nmstate-handler:v0.86.0"
+	operatorHandlerImage = devcluster.OperatorHandlerImage
 	nmstateCR            = `apiVersion: nmstate.io/v1
 kind: NMState
 metadata:

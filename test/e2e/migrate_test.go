@@ -169,10 +169,15 @@ func TestMigrateFromRealOperator(t *testing.T) {
 	require.NoError(t, err, out)
 	op.stop()
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonUserEnabled)
+	// The operator's objects outlive the CR until the garbage collector
+	// takes them (the host's apply may land on them first): wait for the
+	// host's own handler and webhook, which no CR owns.
+	var webhook appsv1.Deployment
 	require.True(t, waitFor(time.Minute, func() bool {
 		return k.exists(&ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && len(ds.OwnerReferences) == 0 &&
-			ds.Spec.Template.Spec.Containers[0].Image == handlerImage
-	}), "the host's own DaemonSet, not the operator's: owners %v", ds.OwnerReferences)
+			ds.Spec.Template.Spec.Containers[0].Image == handlerImage &&
+			k.exists(&webhook, nmstate.Namespace, nmstate.WebhookDeployment) && len(webhook.OwnerReferences) == 0
+	}), "the host's own DaemonSet and webhook, not the operator's: owners %v and %v", ds.OwnerReferences, webhook.OwnerReferences)
 	// The linux selector is not just text: the operator's handler ran on
 	// windows-0 too, the host's runs on worker-0 and worker-1.
 	k.waitOperandsSettled(2, 2)
