@@ -50,7 +50,12 @@ func CreateInfrastructure(ctx context.Context, c client.Client, platform configv
 // CreateNetwork creates network.operator.openshift.io/cluster with the given
 // spec.kubernetesNMState (nil: absent).
 func CreateNetwork(ctx context.Context, c client.Client, nmstateSpec map[string]any) error {
-	spec := map[string]any{"managementState": "Managed"}
+	return createNetwork(ctx, c, map[string]any{"managementState": "Managed"}, nmstateSpec)
+}
+
+// createNetwork creates network.operator.openshift.io/cluster with spec and
+// spec.kubernetesNMState (nil: absent).
+func createNetwork(ctx context.Context, c client.Client, spec, nmstateSpec map[string]any) error {
 	if nmstateSpec != nil {
 		spec["kubernetesNMState"] = nmstateSpec
 	}

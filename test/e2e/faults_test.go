@@ -13,8 +13,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,9 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
@@ -134,20 +130,8 @@ var badInputs = []badInput{
 // at every level and unknown fields reach the host as sent.
 func permissiveNetworkCRD(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(techPreviewNetworkCRD)
-	require.NoError(t, err, "reading the Network CRD")
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	require.NoError(t, yaml.Unmarshal(data, crd), "decoding the Network CRD")
-	require.Len(t, crd.Spec.Versions, 1)
-	root := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
-	spec := root.Properties["spec"]
-	require.Contains(t, spec.Properties, "kubernetesNMState")
-	spec.Properties["kubernetesNMState"] = apiextensionsv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true)}
-	root.Properties["spec"] = spec
-	out, err := yaml.Marshal(crd)
+	path, err := devcluster.WritePermissiveNetworkCRD(techPreviewNetworkCRD, t.TempDir())
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "networks-permissive.crd.yaml")
-	require.NoError(t, os.WriteFile(path, out, 0o600))
 	return path
 }
 

@@ -1,0 +1,224 @@
+//go:build cnoe2e
+
+package cnoe2e
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+// conditionLatencyBound is how soon after the handler DaemonSet is fully
+// available the Available condition must say so: seconds, not CNO's
+// three-minute resync (issue 19, part 3).
+const conditionLatencyBound = 30 * time.Second
+
+// rolloutWatch records, polling every 100 ms, when the handler DaemonSet
+// first reported every handler updated and available, and when the
+// operator config first said KubernetesNMStateAvailable=True after that.
+type rolloutWatch struct {
+	mu                  sync.Mutex
+	dsAvailable, condAt time.Time
+	stopCh, done        chan struct{}
+}
+
+func (e *env) watchRollout() *rolloutWatch {
+	w := &rolloutWatch{stopCh: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			ds := &appsv1.DaemonSet{}
+			if err := e.c.Get(e.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); err == nil {
+				w.mu.Lock()
+				if w.dsAvailable.IsZero() && dsAvailable(ds) {
+					w.dsAvailable = time.Now()
+				}
+				w.mu.Unlock()
+			}
+			w.mu.Lock()
+			seen := !w.dsAvailable.IsZero()
+			w.mu.Unlock()
+			if seen {
+				u := &unstructured.Unstructured{}
+				u.SetGroupVersionKind(networkGVK)
+				if err := e.c.Get(e.ctx(), client.ObjectKey{Name: "cluster"}, u); err == nil {
+					if c, ok := conditionOf(u, nmstate.ConditionAvailable); ok && c.Status == operv1.ConditionTrue {
+						w.mu.Lock()
+						w.condAt = time.Now()
+						w.mu.Unlock()
+						return
+					}
+				}
+			}
+			select {
+			case <-w.stopCh:
+				return
+			case <-time.After(tick):
+			}
+		}
+	}()
+	return w
+}
+
+func (w *rolloutWatch) wait(d time.Duration) (dsAt, condAt time.Time) {
+	select {
+	case <-w.done:
+	case <-time.After(d):
+		close(w.stopCh)
+		<-w.done
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dsAvailable, w.condAt
+}
+
+// TestDefaultOnBareMetal (scenario a): on BareMetal with
+// spec.kubernetesNMState absent and the default gate on, the patched CNO
+// renders kubernetes-nmstate; the real DaemonSet and Deployment controllers
+// roll the handler out on the six Linux nodes and the webhook out, upstream's
+// binaries run from the pods they created, and the KubernetesNMState*
+// conditions appear on network.operator and on clusteroperator/network.
+// The latency from the DaemonSet's status change to the condition is
+// logged as a figure and must be seconds, not CNO's resync.
+func TestDefaultOnBareMetal(t *testing.T) {
+	began := time.Now()
+	e := start(t, options{platform: configv1.BareMetalPlatformType})
+	rollout := e.watchRollout()
+	ds, dep := e.waitRolledOut(3 * time.Minute)
+	figure(t, "CNO start to the handler DaemonSet fully available: %s", time.Since(began).Round(100*time.Millisecond))
+	assert.EqualValues(t, 6, ds.Status.DesiredNumberScheduled, "a handler on every Linux node, none on windows-0")
+	t.Logf("handler DaemonSet %+v; webhook Deployment %+v", ds.Status, dep.Status)
+
+	// Upstream's real handler and webhook, from the pods the controllers made.
+	handler := e.runOperand(nmstate.HandlerDaemonSet, "nmstate-handler", "worker-0")
+	webhook := e.runOperand(nmstate.WebhookDeployment, "nmstate-webhook", "")
+	nns := &unstructured.Unstructured{}
+	nns.SetGroupVersionKind(nodeNetworkStateGVK)
+	require.True(t, waitFor(90*time.Second, func() bool { return e.exists(nns, "", "worker-0") }),
+		"upstream's handler reported no NodeNetworkState for worker-0; its log:\n%s", tail(handler.Log(), 40))
+	exited, err := webhook.Exited()
+	require.False(t, exited, "the webhook exited: %v\n%s", err, tail(webhook.Log(), 40))
+
+	dsAt, condAt := rollout.wait(4 * time.Minute)
+	require.False(t, dsAt.IsZero(), "the DaemonSet was never seen fully available")
+	require.False(t, condAt.IsZero(), "%s never became True; conditions: %s", nmstate.ConditionAvailable, e.describeConditions())
+	latency := condAt.Sub(dsAt)
+	figure(t, "handler DaemonSet fully available to %s=True on network.operator: %s", nmstate.ConditionAvailable, latency.Round(100*time.Millisecond))
+
+	avail := e.waitCondition(time.Minute, nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
+	t.Logf("%s: %s", nmstate.ConditionAvailable, avail.Message)
+	conds := e.operatorConditions()
+	for _, typ := range []string{nmstate.ConditionProgressing, nmstate.ConditionDegraded} {
+		require.Contains(t, conds, typ)
+	}
+	assert.Equal(t, operv1.ConditionFalse, conds[nmstate.ConditionDegraded].Status, "%+v", conds[nmstate.ConditionDegraded])
+	require.True(t, waitFor(30*time.Second, func() bool {
+		co := e.clusterOperatorConditions()
+		for _, typ := range []string{nmstate.ConditionAvailable, nmstate.ConditionProgressing, nmstate.ConditionDegraded} {
+			if _, ok := co[typ]; !ok {
+				return false
+			}
+		}
+		return co[nmstate.ConditionAvailable].Status == configv1.ConditionTrue
+	}), "the KubernetesNMState* conditions on clusteroperator/network: %+v", e.clusterOperatorConditions())
+	perReconcile(t, e)
+	rolloutLatency(t, e)
+	assert.LessOrEqual(t, latency, conditionLatencyBound,
+		"%s followed the DaemonSet's rollout after %s: CNO only re-renders on its resync", nmstate.ConditionAvailable, latency)
+}
+
+// TestOptInOnAWS (scenario b): on AWS with spec.kubernetesNMState absent
+// the patched CNO deploys nothing of kubernetes-nmstate and says why in its
+// conditions; mode Enabled then rolls the handler and webhook out.
+func TestOptInOnAWS(t *testing.T) {
+	e := start(t, options{platform: configv1.AWSPlatformType})
+	off := e.waitCondition(4*time.Minute, nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonPlatformNotDefault)
+	t.Logf("%s: %s", nmstate.ConditionAvailable, off.Message)
+	assert.Contains(t, off.Message, "AWS", "the message names the platform")
+	// Another status pass, then nothing of kubernetes-nmstate is there.
+	e.touchCNO()
+	time.Sleep(10 * time.Second)
+	assert.False(t, e.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet), "no handler while off")
+	assert.False(t, e.exists(&apiextensionsv1.CustomResourceDefinition{}, "", nmstate.CRDNames[0]), "no CRD while off")
+	assert.Empty(t, e.nmstateObjects(), "no kubernetes-nmstate object among CNO's related objects while off")
+
+	began := time.Now()
+	e.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
+	e.waitRolledOut(3 * time.Minute)
+	on := e.waitCondition(4*time.Minute, nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonUserEnabled)
+	figure(t, "mode Enabled on AWS to %s=True: %s", nmstate.ConditionAvailable, time.Since(began).Round(100*time.Millisecond))
+	t.Logf("%s: %s", nmstate.ConditionAvailable, on.Message)
+}
+
+// isNMStateRequest tells the requests CNO sends for kubernetes-nmstate from
+// its others, by path and query: its namespace, its API group, its object
+// names and label selectors, and the standalone operator's CSVs Bootstrap
+// looks for.
+func isNMStateRequest(pathAndQuery string) bool {
+	return strings.Contains(pathAndQuery, "nmstate") || strings.Contains(pathAndQuery, "nncp-") ||
+		strings.Contains(pathAndQuery, "/operators.coreos.com/")
+}
+
+// perReconcile logs, as a figure, the requests one idle reconcile of CNO
+// sends for kubernetes-nmstate, by verb, and all it sends: a ConfigMap
+// change in CNO's namespace makes it reconcile once.
+func perReconcile(t *testing.T, e *env) {
+	time.Sleep(10 * time.Second) // let the rollout's reconciles end
+	before := len(e.proxy.Requests())
+	e.touchCNO()
+	time.Sleep(20 * time.Second) // CNO's client sends about 5 requests a second
+	byVerb := map[string]int{}
+	nm, all := 0, 0
+	for _, r := range e.proxy.Requests()[before:] {
+		if r.Query != "" && strings.Contains(r.Query, "watch=true") {
+			continue
+		}
+		all++
+		if isNMStateRequest(r.Path + "?" + r.Query) {
+			nm++
+			byVerb[r.Method]++
+		}
+	}
+	figure(t, "the 20 s after one ConfigMap change (one idle reconcile): %d requests for kubernetes-nmstate (%v) of %d in all", nm, byVerb, all)
+	assert.NotZero(t, nm, "the reconcile applied kubernetes-nmstate")
+}
+
+// rolloutLatency logs, as a figure, how long after a rollout of the
+// handler ends (spec.logLevel changes its verbosity, so every handler pod
+// is replaced) the conditions say so: KubernetesNMStateProgressing back to
+// False, once it was True for the rollout. Between reconciles only the pod
+// watcher can bring it.
+func rolloutLatency(t *testing.T, e *env) {
+	ds := &appsv1.DaemonSet{}
+	require.True(t, e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
+	generation := ds.Generation
+	e.patchNetwork(`{"spec":{"logLevel":"Debug"}}`)
+	var rolledOut, reported time.Time
+	sawProgressing := false
+	require.True(t, waitFor(4*time.Minute, func() bool {
+		now := time.Now()
+		if rolledOut.IsZero() && e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && ds.Generation > generation && dsAvailable(ds) {
+			rolledOut = now
+		}
+		p := e.operatorConditions()[nmstate.ConditionProgressing]
+		sawProgressing = sawProgressing || p.Status == operv1.ConditionTrue
+		if sawProgressing && p.Status == operv1.ConditionFalse && reported.IsZero() {
+			reported = now
+		}
+		return !rolledOut.IsZero() && !reported.IsZero()
+	}), "the rollout for spec.logLevel never ended in the conditions (Progressing seen True: %v)", sawProgressing)
+	figure(t, "a handler rollout (spec.logLevel) ended to %s=False: %s", nmstate.ConditionProgressing, reported.Sub(rolledOut).Round(100*time.Millisecond))
+	assert.False(t, reported.Before(rolledOut.Add(-time.Second)), "Progressing was False before the rollout ended")
+}

@@ -1,0 +1,195 @@
+//go:build cnoe2e
+
+package cnoe2e
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+// object is one object of kubernetes-nmstate on the server.
+type object struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+}
+
+func (o object) String() string {
+	return fmt.Sprintf("%s/%s %s/%s", o.gvk.Group, o.gvk.Kind, o.namespace, o.name)
+}
+
+// nmstateObjects are the objects clusteroperator/network lists as related
+// that belong to kubernetes-nmstate (its owner label, or its Namespace),
+// and its CRDs, with their UIDs: what CNO deployed for it.
+func (e *env) nmstateObjects() map[object]types.UID {
+	e.t.Helper()
+	co := &configv1.ClusterOperator{}
+	require.NoError(e.t, e.c.Get(e.ctx(), client.ObjectKey{Name: "network"}, co))
+	out := map[object]types.UID{}
+	for _, ref := range co.Status.RelatedObjects {
+		gvks, err := e.c.RESTMapper().KindsFor(schema.GroupVersionResource{Group: ref.Group, Resource: ref.Resource})
+		if err != nil || len(gvks) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvks[0])
+		if err := e.c.Get(e.ctx(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
+			continue
+		}
+		if _, owned := u.GetLabels()[nmstate.OwnerLabel]; owned || (gvks[0].Kind == "Namespace" && ref.Name == nmstate.Namespace) {
+			out[object{gvks[0], ref.Namespace, ref.Name}] = u.GetUID()
+		}
+	}
+	// The CRDs are deployed but never related (nmstate.KeepOutOfRelatedObjects).
+	for _, name := range nmstate.CRDNames {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if e.exists(crd, "", name) {
+			if _, related := out[object{crdGVK, "", name}]; related {
+				e.t.Errorf("CRD %s is among CNO's related objects", name)
+			}
+			out[object{crdGVK, "", name}] = crd.UID
+		}
+	}
+	return out
+}
+
+var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
+
+// missing lists the objects of want that are gone, being deleted, or were
+// replaced (another UID).
+func (e *env) missing(want map[object]types.UID) []string {
+	e.t.Helper()
+	var out []string
+	for o, uid := range want {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.gvk)
+		err := e.c.Get(e.ctx(), client.ObjectKey{Namespace: o.namespace, Name: o.name}, u)
+		switch {
+		case apierrors.IsNotFound(err):
+			out = append(out, o.String()+" deleted")
+		case err != nil:
+			require.NoError(e.t, err)
+		case u.GetDeletionTimestamp() != nil:
+			out = append(out, o.String()+" being deleted")
+		case u.GetUID() != uid:
+			out = append(out, o.String()+" replaced")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cnoDeletes are the DELETE requests CNO sent.
+func (e *env) cnoDeletes() []string {
+	var out []string
+	for _, r := range e.proxy.Requests() {
+		if r.Method == http.MethodDelete {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
+// sampler checks, every second until stop, that every object of want is
+// still there and that no KubernetesNMState* condition says something false
+// while the handler runs (see falseClaims).
+type sampler struct {
+	mu       sync.Mutex
+	samples  int
+	problems []string
+	stopCh   chan struct{}
+	done     chan struct{}
+}
+
+func (e *env) sample(want map[object]types.UID, graceFrom time.Time) *sampler {
+	s := &sampler{stopCh: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			probs := append(e.missing(want), falseClaims(e.operatorConditions(), graceFrom)...)
+			s.mu.Lock()
+			s.samples++
+			for _, p := range probs {
+				s.problems = append(s.problems, time.Now().Format("15:04:05")+" "+p)
+			}
+			s.mu.Unlock()
+			select {
+			case <-s.stopCh:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) stop() (samples int, problems []string) {
+	close(s.stopCh)
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.samples, s.problems
+}
+
+// falseClaims are what the conditions say that is false while the handler
+// and webhook, deployed and available, keep running: Available not True, a
+// message saying the workloads are missing or not available, or, within the
+// two minutes of grace docs/troubleshooting.md promises for API errors
+// (from graceFrom), Degraded True for anything but a bad input.
+func falseClaims(conds map[string]operv1.OperatorCondition, graceFrom time.Time) []string {
+	var out []string
+	for _, typ := range []string{nmstate.ConditionAvailable, nmstate.ConditionProgressing, nmstate.ConditionDegraded} {
+		c, ok := conds[typ]
+		if !ok {
+			out = append(out, typ+" missing")
+			continue
+		}
+		for _, lie := range []string{"to be created", "no kubernetes-nmstate handler is available", "not deployed", "was deleted"} {
+			if strings.Contains(c.Message, lie) {
+				out = append(out, fmt.Sprintf("%s=%s/%s says %q: %q", typ, c.Status, c.Reason, lie, c.Message))
+			}
+		}
+	}
+	if a := conds[nmstate.ConditionAvailable]; a.Status != operv1.ConditionTrue {
+		out = append(out, fmt.Sprintf("%s=%s/%s while the handler runs: %q", nmstate.ConditionAvailable, a.Status, a.Reason, a.Message))
+	}
+	if d := conds[nmstate.ConditionDegraded]; d.Status == operv1.ConditionTrue && d.Reason != nmstate.ReasonInvalidConfig &&
+		!graceFrom.IsZero() && time.Since(graceFrom) < 2*time.Minute {
+		out = append(out, fmt.Sprintf("%s=True/%s %s after the first fault, within the promised two-minute grace: %q",
+			nmstate.ConditionDegraded, d.Reason, time.Since(graceFrom).Round(time.Second), d.Message))
+	}
+	return out
+}
+
+var (
+	networkGVK          = controller.NetworkGVK
+	nodeNetworkStateGVK = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1beta1", Kind: "NodeNetworkState"}
+)
+
+// conditionOf reads one condition of the operator config.
+func conditionOf(network *unstructured.Unstructured, typ string) (operv1.OperatorCondition, bool) {
+	for _, c := range controller.NetworkConditions(network) {
+		if c.Type == typ {
+			return c, true
+		}
+	}
+	return operv1.OperatorCondition{}, false
+}

@@ -1,0 +1,189 @@
+//go:build cnoe2e
+
+package cnoe2e
+
+import (
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+var policyGVK = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NodeNetworkConfigurationPolicy"}
+
+// createPolicy creates a user's NodeNetworkConfigurationPolicy.
+func (e *env) createPolicy(name string) types.UID {
+	e.t.Helper()
+	p := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nmstate.io/v1", "kind": "NodeNetworkConfigurationPolicy",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"nodeSelector": map[string]any{"kubernetes.io/hostname": "worker-0"},
+			"desiredState": map[string]any{"interfaces": []any{map[string]any{"name": "dummy1", "type": "dummy", "state": "up"}}},
+		},
+	}}
+	require.NoError(e.t, e.c.Create(e.ctx(), p), "creating policy %s", name)
+	return p.GetUID()
+}
+
+// keptObjects are the objects disabling must keep, among what CNO
+// deployed: what nmstate.KeptOnDisable names and the Namespace.
+func keptObjects(deployed map[object]types.UID) map[object]types.UID {
+	out := map[object]types.UID{}
+	for o, uid := range deployed {
+		if nmstate.KeptOnDisable(o.gvk.Group, o.gvk.Kind, o.name) || (o.gvk.Kind == "Namespace" && o.name == nmstate.Namespace) {
+			out[o] = uid
+		}
+	}
+	return out
+}
+
+func names(objs map[object]types.UID) []string {
+	var out []string
+	for o := range objs {
+		out = append(out, o.String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// requireKept requires the CRDs, the Namespace, the admission policy, the
+// reader role and the policy to be among kept and untouched.
+func (e *env) requireKept(kept map[object]types.UID, policy types.UID) {
+	e.t.Helper()
+	var kinds []string
+	for o := range kept {
+		kinds = append(kinds, o.gvk.Kind+" "+o.name)
+	}
+	for _, want := range append([]string{"Namespace " + nmstate.Namespace, "ValidatingAdmissionPolicy " + nmstate.ValidationPolicy,
+		"ClusterRole " + nmstate.ClusterReaderRole}, crdKinds()...) {
+		assert.Contains(e.t, kinds, want, "among what CNO deployed and must keep")
+	}
+	assert.Empty(e.t, e.missing(kept), "kept objects")
+	p := &unstructured.Unstructured{}
+	p.SetGroupVersionKind(policyGVK)
+	require.True(e.t, e.exists(p, "", "keep-me"), "the user's policy is kept")
+	assert.Equal(e.t, policy, p.GetUID(), "the policy is the user's, not a new one")
+}
+
+func crdKinds() []string {
+	var out []string
+	for _, n := range nmstate.CRDNames {
+		out = append(out, "CustomResourceDefinition "+n)
+	}
+	return out
+}
+
+// deployedOnBareMetal starts CNO on BareMetal with the default, waits for
+// the rollout and Available, and creates a policy.
+func deployedOnBareMetal(t *testing.T, o options) (*env, map[object]types.UID, types.UID) {
+	t.Helper()
+	o.platform = configv1.BareMetalPlatformType
+	e := start(t, o)
+	e.waitRolledOut(3 * time.Minute)
+	e.waitCondition(4*time.Minute, nmstate.ConditionAvailable, operv1.ConditionTrue, "")
+	policy := e.createPolicy("keep-me")
+	deployed := e.nmstateObjects()
+	require.NotEmpty(t, deployed)
+	t.Logf("CNO deployed %d kubernetes-nmstate objects: %s", len(deployed), strings.Join(names(deployed), ", "))
+	return e, deployed, policy
+}
+
+// TestDisable (scenario e): mode Disabled; CNO's own pruning (its status
+// manager deleting related objects no longer rendered) removes the handler
+// and the webhook and keeps the CRDs, the Namespace, the admission policy,
+// the reader role and every policy.
+func TestDisable(t *testing.T) {
+	e, deployed, policy := deployedOnBareMetal(t, options{})
+	kept := keptObjects(deployed)
+	began := time.Now()
+	e.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
+	ds, dep := &appsv1.DaemonSet{}, &appsv1.Deployment{}
+	require.True(t, waitFor(4*time.Minute, func() bool {
+		return !e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && !e.exists(dep, nmstate.Namespace, nmstate.WebhookDeployment)
+	}), "CNO did not remove the handler and webhook within 4 minutes")
+	figure(t, "mode Disabled to the handler and webhook deleted: %s", time.Since(began).Round(100*time.Millisecond))
+	avail := e.waitCondition(time.Minute, nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
+	t.Logf("%s: %s", nmstate.ConditionAvailable, avail.Message)
+	// Pruning is asynchronous: give it another status pass.
+	time.Sleep(10 * time.Second)
+	e.requireKept(kept, policy)
+	removed := e.missing(deployed)
+	t.Logf("removed by CNO: %s", strings.Join(removed, ", "))
+	assert.Contains(t, removed, "apps/DaemonSet "+nmstate.Namespace+"/"+nmstate.HandlerDaemonSet+" deleted")
+	assert.Contains(t, removed, "apps/Deployment "+nmstate.Namespace+"/"+nmstate.WebhookDeployment+" deleted")
+}
+
+// TestOperatorConfigDeleted (scenario f): network.operator/cluster
+// deleted; the real garbage collector removes what carries CNO's owner
+// reference and keeps the CRDs, the Namespace, the admission policy, the
+// reader role and every policy, which carry none.
+func TestOperatorConfigDeleted(t *testing.T) {
+	e, deployed, policy := deployedOnBareMetal(t, options{})
+	kept := keptObjects(deployed)
+	for o := range kept {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.gvk)
+		require.True(t, e.exists(u, o.namespace, o.name))
+		assert.Empty(t, u.GetOwnerReferences(), "%s carries no owner reference, so the garbage collector never takes it", o)
+	}
+	ds := &appsv1.DaemonSet{}
+	require.True(t, e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
+	require.NotNil(t, metav1.GetControllerOf(ds), "the handler DaemonSet is controlled by the operator config")
+	oldDS := ds.UID
+
+	s := e.sample(kept, time.Time{})
+	net := e.network()
+	require.NoError(t, e.c.Delete(e.ctx(), net, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	// The garbage collector takes what the operator config owned; CNO's
+	// clusterconfig controller then recreates the config from the cluster
+	// Network, and CNO renders kubernetes-nmstate again.
+	collected := waitFor(2*time.Minute, func() bool {
+		cur := &appsv1.DaemonSet{}
+		return !e.exists(cur, nmstate.Namespace, nmstate.HandlerDaemonSet) || cur.UID != oldDS
+	})
+	samples, problems := s.stop()
+	t.Logf("%d samples while the operator config was deleted", samples)
+	var missing []string
+	for _, p := range problems {
+		if strings.Contains(p, " deleted") || strings.Contains(p, " replaced") || strings.Contains(p, " being deleted") {
+			missing = append(missing, p)
+		}
+	}
+	assert.Empty(t, missing, "a kept object went at some sample")
+	assert.True(t, collected, "the garbage collector did not collect the handler DaemonSet owned by the deleted operator config")
+	e.requireKept(kept, policy)
+	recreated := &unstructured.Unstructured{}
+	recreated.SetGroupVersionKind(networkGVK)
+	if waitFor(time.Minute, func() bool { return e.exists(recreated, "", "cluster") }) {
+		t.Logf("CNO's clusterconfig controller recreated network.operator/cluster (uid %s, was %s)", recreated.GetUID(), net.GetUID())
+	}
+}
+
+// touchCNO updates a ConfigMap in CNO's namespace, one of the events that
+// make CNO's operconfig controller reconcile (besides the operator config's
+// spec, nodes and its 3-minute resync).
+func (e *env) touchCNO() {
+	e.t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "openshift-network-operator", Name: "cnoe2e-touch"}}
+	if !e.exists(&corev1.ConfigMap{}, cm.Namespace, cm.Name) {
+		require.NoError(e.t, e.c.Create(e.ctx(), cm))
+		return
+	}
+	require.NoError(e.t, e.c.Patch(e.ctx(), cm, client.RawPatch(types.MergePatchType,
+		[]byte(`{"data":{"at":"`+time.Now().Format(time.RFC3339Nano)+`"}}`))))
+}

@@ -1,0 +1,248 @@
+//go:build cnoe2e
+
+package cnoe2e
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+)
+
+// footprint is what CNO shows of itself on the cluster: its related
+// objects, the condition types of the operator config and of
+// clusteroperator/network, and the namespaces and workloads that exist.
+type footprint struct {
+	related, operatorConditions, clusterOperatorConditions, namespaces, workloads []string
+}
+
+func (e *env) footprint() footprint {
+	e.t.Helper()
+	var f footprint
+	co := &configv1.ClusterOperator{}
+	require.NoError(e.t, e.c.Get(e.ctx(), client.ObjectKey{Name: "network"}, co))
+	for _, r := range co.Status.RelatedObjects {
+		f.related = append(f.related, fmt.Sprintf("%s/%s %s/%s", r.Group, r.Resource, r.Namespace, r.Name))
+	}
+	for _, c := range co.Status.Conditions {
+		f.clusterOperatorConditions = append(f.clusterOperatorConditions, string(c.Type))
+	}
+	for typ := range e.operatorConditions() {
+		f.operatorConditions = append(f.operatorConditions, typ)
+	}
+	nss := &corev1.NamespaceList{}
+	require.NoError(e.t, e.c.List(e.ctx(), nss))
+	for _, ns := range nss.Items {
+		f.namespaces = append(f.namespaces, ns.Name)
+	}
+	dss, deps := &appsv1.DaemonSetList{}, &appsv1.DeploymentList{}
+	require.NoError(e.t, e.c.List(e.ctx(), dss))
+	require.NoError(e.t, e.c.List(e.ctx(), deps))
+	for _, ds := range dss.Items {
+		f.workloads = append(f.workloads, "DaemonSet "+ds.Namespace+"/"+ds.Name)
+	}
+	for _, dep := range deps.Items {
+		f.workloads = append(f.workloads, "Deployment "+dep.Namespace+"/"+dep.Name)
+	}
+	for _, s := range [][]string{f.related, f.operatorConditions, f.clusterOperatorConditions, f.namespaces, f.workloads} {
+		sort.Strings(s)
+	}
+	return f
+}
+
+// added and removed compare two sorted lists.
+func added(before, after []string) []string {
+	var out []string
+	for _, s := range after {
+		if !slices.Contains(before, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// isNMState says whether a footprint entry is kubernetes-nmstate's: in its
+// namespace, named for it, or one of its conditions.
+func isNMState(entry string) bool {
+	return strings.Contains(entry, nmstate.Namespace) || strings.Contains(entry, " nmstate") ||
+		strings.Contains(entry, "/nmstate") || strings.Contains(entry, "/nncp-") || strings.HasPrefix(entry, "KubernetesNMState") || strings.Contains(entry, ".nmstate.io")
+}
+
+// waitPristineSettled waits until CNO has written its status: the operator
+// config's and clusteroperator/network's conditions and related objects.
+func (e *env) waitPristineSettled() footprint {
+	e.t.Helper()
+	var f footprint
+	require.True(e.t, waitFor(3*time.Minute, func() bool {
+		f = e.footprint()
+		return len(f.related) > 0 && slices.Contains(f.clusterOperatorConditions, "Available") &&
+			slices.Contains(f.operatorConditions, "Available")
+	}), "CNO never wrote its status: %+v", f)
+	// One more status pass, so that what it writes has settled.
+	e.touchCNO()
+	time.Sleep(15 * time.Second)
+	return e.footprint()
+}
+
+// TestUpgradeThenDowngrade (scenarios h and i): the pristine 2a6a57fef
+// binary runs first; it is then replaced by the patched one (an upgrade):
+// only kubernetes-nmstate's objects, namespace, workloads and conditions
+// appear, nothing of CNO's goes. Then the pristine binary again (a
+// downgrade): it does not know kubernetes-nmstate, so its status manager
+// prunes what the patched CNO listed as related. The nmstate.io CRDs are
+// not listed (nmstate.ListAsRelated), so the users' policies survive; what
+// else is left is logged and documented in docs/cno-integration.md.
+func TestUpgradeThenDowngrade(t *testing.T) {
+	bins := cnoBinaries(t)
+	e := start(t, options{platform: configv1.BareMetalPlatformType, binary: bins.pristine})
+	before := e.waitPristineSettled()
+	assert.Empty(t, slices.DeleteFunc(slices.Clone(before.related), func(s string) bool { return !isNMState(s) }),
+		"the pristine CNO relates no kubernetes-nmstate object")
+	t.Logf("pristine CNO: %d related objects, operator conditions %v", len(before.related), before.operatorConditions)
+
+	began := time.Now()
+	require.NoError(t, e.cno.Restart(bins.patched))
+	e.waitRolledOut(4 * time.Minute)
+	e.waitCondition(4*time.Minute, nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
+	figure(t, "upgrade (patched CNO started) to %s=True: %s", nmstate.ConditionAvailable, time.Since(began).Round(100*time.Millisecond))
+	var after footprint
+	require.True(t, waitFor(time.Minute, func() bool {
+		after = e.footprint()
+		return slices.Contains(after.clusterOperatorConditions, nmstate.ConditionAvailable)
+	}), "the conditions never reached clusteroperator/network: %v", after.clusterOperatorConditions)
+	for name, lists := range map[string][2][]string{
+		"related objects":                    {before.related, after.related},
+		"operator config conditions":         {before.operatorConditions, after.operatorConditions},
+		"clusteroperator/network conditions": {before.clusterOperatorConditions, after.clusterOperatorConditions},
+		"namespaces":                         {before.namespaces, after.namespaces},
+		"workloads":                          {before.workloads, after.workloads},
+	} {
+		assert.Empty(t, added(lists[1], lists[0]), "%s gone with the upgrade", name)
+		appeared := added(lists[0], lists[1])
+		assert.NotEmpty(t, appeared, "kubernetes-nmstate's %s appear with the upgrade", name)
+		for _, a := range appeared {
+			assert.True(t, isNMState(a), "%s of CNO's own appeared with the upgrade: %s", name, a)
+		}
+	}
+	policy := e.createPolicy("keep-me")
+	crds := map[string]string{}
+	for _, n := range nmstate.CRDNames {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		require.True(t, e.exists(crd, "", n))
+		crds[n] = string(crd.UID)
+	}
+
+	// The downgrade.
+	began = time.Now()
+	require.NoError(t, e.cno.Restart(bins.pristine))
+	var down footprint
+	pruned := waitFor(4*time.Minute, func() bool {
+		e.touchCNO()
+		time.Sleep(2 * time.Second)
+		down = e.footprint()
+		return !slices.ContainsFunc(down.related, isNMState)
+	})
+	require.True(t, pruned, "the pristine CNO still relates kubernetes-nmstate's objects: %v", down.related)
+	time.Sleep(15 * time.Second) // its pruning deletes in the background
+	down = e.footprint()
+	figure(t, "downgrade to kubernetes-nmstate unrelated: %s", time.Since(began).Round(100*time.Millisecond))
+	t.Logf("after the downgrade: namespaces %v", added(before.namespaces, down.namespaces))
+	t.Logf("after the downgrade: workloads %v", added(before.workloads, down.workloads))
+	t.Logf("after the downgrade: operator config conditions %v", added(before.operatorConditions, down.operatorConditions))
+	for n, uid := range crds {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		require.True(t, e.exists(crd, "", n), "the downgrade deleted CRD %s", n)
+		assert.Equal(t, uid, string(crd.UID), "CRD %s was replaced", n)
+		assert.Nil(t, crd.DeletionTimestamp, "CRD %s is being deleted", n)
+	}
+	p := &unstructured.Unstructured{}
+	p.SetGroupVersionKind(policyGVK)
+	require.True(t, e.exists(p, "", "keep-me"), "the downgrade lost the user's policy")
+	assert.Equal(t, policy, p.GetUID())
+	for _, c := range e.operatorConditions() {
+		if strings.HasPrefix(c.Type, "KubernetesNMState") {
+			t.Logf("left on the operator config by the patched CNO: %s=%s/%s %q", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+}
+
+// TestRunBeside (scenario j): `cno-nmstate run`, this project's own host,
+// started beside the patched CNO (as an admin might, from the README)
+// finds CNO's status manager owning the KubernetesNMState* conditions and
+// writes nothing but its leader Lease (and the Event of taking it), while
+// CNO goes on: the handler is not touched.
+func TestRunBeside(t *testing.T) {
+	e, deployed, _ := deployedOnBareMetal(t, options{})
+	bin := filepath.Join(t.TempDir(), "cno-nmstate")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/cno-nmstate/cno-nmstate/cmd/cno-nmstate").CombinedOutput()
+	require.NoError(t, err, "building cno-nmstate: %s", out)
+	proxy, err := devcluster.StartFaultProxy(e.cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	kubeconfig := filepath.Join(t.TempDir(), "host.kubeconfig")
+	require.NoError(t, proxy.WriteKubeconfig(kubeconfig))
+	s := e.sample(deployed, time.Time{})
+	cmd := exec.Command(bin, "run", "-kubeconfig", kubeconfig, "-handler-image", "quay.io/openshift/origin-kubernetes-nmstate-handler:beside")
+	host, err := podproc.Run("cno-nmstate-run", cmd, filepath.Join(t.TempDir(), "run.log"))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = host.Stop()
+		if t.Failed() {
+			t.Logf("--- cno-nmstate run's output:\n%s", tail(host.Log(), 40))
+		}
+	})
+	require.True(t, waitFor(2*time.Minute, func() bool { return strings.Contains(host.Log(), "standing by") }),
+		"the host never said it stands by; its output:\n%s", tail(host.Log(), 40))
+	// A minute beside CNO, with CNO reconciling.
+	for i := 0; i < 6; i++ {
+		e.touchCNO()
+		time.Sleep(10 * time.Second)
+	}
+	exited, err := host.Exited()
+	require.False(t, exited, "cno-nmstate run exited: %v", err)
+	samples, problems := s.stop()
+	t.Logf("%d samples", samples)
+	assert.Empty(t, problems, "with cno-nmstate run beside CNO")
+	var writes []string
+	reads, lease := 0, 0
+	for _, r := range proxy.Requests() {
+		switch {
+		case r.Method == http.MethodGet:
+			reads++
+		// Leader election: the Lease, and the Event that records taking it,
+		// both in the Lease's namespace.
+		case strings.HasPrefix(r.Path, "/apis/coordination.k8s.io/v1/namespaces/"+devcluster.CNONamespace+"/leases"),
+			r.Method == http.MethodPost && r.Path == "/api/v1/namespaces/"+devcluster.CNONamespace+"/events":
+			lease++
+		default:
+			writes = append(writes, r.Method+" "+r.Path)
+		}
+	}
+	figure(t, "cno-nmstate run beside CNO for a minute: %d reads, %d writes for leader election, %d others", reads, lease, len(writes))
+	assert.Empty(t, writes, "what cno-nmstate run wrote beside CNO, leader election aside")
+	ds := &appsv1.DaemonSet{}
+	require.True(t, e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
+	assert.NotEqual(t, "quay.io/openshift/origin-kubernetes-nmstate-handler:beside", ds.Spec.Template.Spec.Containers[0].Image,
+		"the handler is CNO's, not the host's")
+	_ = os.Remove(bin)
+}
