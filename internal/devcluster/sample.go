@@ -80,12 +80,21 @@ func PatchNetwork(ctx context.Context, c client.Client, patch string) error {
 	return nil
 }
 
-// Conditions reads the Network.operator's status conditions by type.
-func Conditions(ctx context.Context, c client.Reader) (map[string]operv1.OperatorCondition, error) {
+// ReadNetwork reads network.operator.openshift.io/cluster.
+func ReadNetwork(ctx context.Context, c client.Reader) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(controller.NetworkGVK)
 	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, obj); err != nil {
 		return nil, fmt.Errorf("reading the Network.operator: %w", err)
+	}
+	return obj, nil
+}
+
+// Conditions reads the Network.operator's status conditions by type.
+func Conditions(ctx context.Context, c client.Reader) (map[string]operv1.OperatorCondition, error) {
+	obj, err := ReadNetwork(ctx, c)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]operv1.OperatorCondition{}
 	for _, cond := range controller.NetworkConditions(obj) {

@@ -284,9 +284,8 @@ func (e *env) patchNetwork(patch string) {
 // network is the operator config as the server holds it.
 func (e *env) network() *unstructured.Unstructured {
 	e.t.Helper()
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(controller.NetworkGVK)
-	require.NoError(e.t, e.c.Get(e.ctx(), client.ObjectKey{Name: "cluster"}, obj))
+	obj, err := devcluster.ReadNetwork(e.ctx(), e.c)
+	require.NoError(e.t, err)
 	return obj
 }
 

@@ -179,9 +179,8 @@ func (k *cluster) createNetwork(nmstateSpec map[string]any) {
 
 func (k *cluster) network() *unstructured.Unstructured {
 	k.t.Helper()
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(controller.NetworkGVK)
-	require.NoError(k.t, k.c.Get(k.ctx(), client.ObjectKey{Name: "cluster"}, obj))
+	obj, err := devcluster.ReadNetwork(k.ctx(), k.c)
+	require.NoError(k.t, err)
 	return obj
 }
 
