@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
@@ -31,54 +32,38 @@ const conditionLatencyBound = 30 * time.Second
 type rolloutWatch struct {
 	mu                  sync.Mutex
 	dsAvailable, condAt time.Time
-	stopCh, done        chan struct{}
+	poller              *poller
 }
 
 func (e *env) watchRollout() *rolloutWatch {
-	w := &rolloutWatch{stopCh: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for {
-			ds := &appsv1.DaemonSet{}
-			if err := e.c.Get(e.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); err == nil {
-				w.mu.Lock()
-				if w.dsAvailable.IsZero() && dsAvailable(ds) {
-					w.dsAvailable = time.Now()
-				}
-				w.mu.Unlock()
-			}
-			w.mu.Lock()
-			seen := !w.dsAvailable.IsZero()
-			w.mu.Unlock()
-			if seen {
-				u := &unstructured.Unstructured{}
-				u.SetGroupVersionKind(networkGVK)
-				if err := e.c.Get(e.ctx(), client.ObjectKey{Name: "cluster"}, u); err == nil {
-					if c, ok := conditionOf(u, nmstate.ConditionAvailable); ok && c.Status == operv1.ConditionTrue {
-						w.mu.Lock()
-						w.condAt = time.Now()
-						w.mu.Unlock()
-						return
-					}
-				}
-			}
-			select {
-			case <-w.stopCh:
-				return
-			case <-time.After(tick):
-			}
+	w := &rolloutWatch{}
+	w.poller = poll(tick, func() bool {
+		ds := &appsv1.DaemonSet{}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err := e.c.Get(e.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); err == nil &&
+			w.dsAvailable.IsZero() && dsAvailable(ds) {
+			w.dsAvailable = time.Now()
 		}
-	}()
+		if w.dsAvailable.IsZero() {
+			return false
+		}
+		conds, err := devcluster.Conditions(e.ctx(), e.c)
+		if err != nil || conds[nmstate.ConditionAvailable].Status != operv1.ConditionTrue {
+			return false
+		}
+		w.condAt = time.Now()
+		return true
+	})
 	return w
 }
 
 func (w *rolloutWatch) wait(d time.Duration) (dsAt, condAt time.Time) {
 	select {
-	case <-w.done:
+	case <-w.poller.done:
 	case <-time.After(d):
-		close(w.stopCh)
-		<-w.done
 	}
+	w.poller.stop()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.dsAvailable, w.condAt

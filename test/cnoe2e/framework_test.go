@@ -142,11 +142,7 @@ func (e *env) startCNO(bin string) {
 			_ = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(e.t.Name(), "/", "_")+"-cno.log"), []byte(cno.Log()), 0o600)
 		}
 		if e.t.Failed() {
-			lines := strings.Split(cno.Log(), "\n")
-			if len(lines) > 80 {
-				lines = lines[len(lines)-80:]
-			}
-			e.t.Logf("--- CNO's log (last %d lines; starts %d, exits %v):\n%s", len(lines), cno.Starts(), cno.Exits(), strings.Join(lines, "\n"))
+			e.t.Logf("--- CNO's log (last 80 lines; starts %d, exits %v):\n%s", cno.Starts(), cno.Exits(), tail(cno.Log(), 80))
 		}
 	})
 }

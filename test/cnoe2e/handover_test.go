@@ -36,41 +36,33 @@ type handlerWatch struct {
 	most        int
 	noneSince   time.Time
 	longestNone time.Duration
-	stopCh      chan struct{}
-	done        chan struct{}
+	poller      *poller
 }
 
 func (e *env) watchHandlers() *handlerWatch {
-	w := &handlerWatch{stopCh: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for {
-			list := &appsv1.DaemonSetList{}
-			if err := e.c.List(e.ctx(), list, client.MatchingLabels{"component": "kubernetes-nmstate-handler"}); err == nil {
-				w.mu.Lock()
-				w.most = max(w.most, len(list.Items))
-				switch {
-				case len(list.Items) == 0 && w.noneSince.IsZero():
-					w.noneSince = time.Now()
-				case len(list.Items) > 0 && !w.noneSince.IsZero():
-					w.longestNone = max(w.longestNone, time.Since(w.noneSince))
-					w.noneSince = time.Time{}
-				}
-				w.mu.Unlock()
-			}
-			select {
-			case <-w.stopCh:
-				return
-			case <-time.After(tick):
-			}
+	w := &handlerWatch{}
+	w.poller = poll(tick, func() bool {
+		list := &appsv1.DaemonSetList{}
+		if err := e.c.List(e.ctx(), list, client.MatchingLabels{"component": "kubernetes-nmstate-handler"}); err != nil {
+			return false
 		}
-	}()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.most = max(w.most, len(list.Items))
+		switch {
+		case len(list.Items) == 0 && w.noneSince.IsZero():
+			w.noneSince = time.Now()
+		case len(list.Items) > 0 && !w.noneSince.IsZero():
+			w.longestNone = max(w.longestNone, time.Since(w.noneSince))
+			w.noneSince = time.Time{}
+		}
+		return false
+	})
 	return w
 }
 
 func (w *handlerWatch) stop() (most int, longestNone time.Duration) {
-	close(w.stopCh)
-	<-w.done
+	w.poller.stop()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.noneSince.IsZero() {

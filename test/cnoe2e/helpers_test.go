@@ -106,6 +106,37 @@ func (e *env) cnoDeletes() []string {
 	return out
 }
 
+// poller runs a step in the background, at once and then on every tick of
+// its interval, until the step returns true or stop is called.
+type poller struct {
+	stopOnce sync.Once
+	stopCh   chan struct{}
+	done     chan struct{} // closed when the polling has ended
+}
+
+func poll(every time.Duration, step func() (finished bool)) *poller {
+	p := &poller{stopCh: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for !step() {
+			select {
+			case <-p.stopCh:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+// stop ends the polling, if it has not ended, and waits for the last step.
+func (p *poller) stop() {
+	p.stopOnce.Do(func() { close(p.stopCh) })
+	<-p.done
+}
+
 // sampler checks, every second until stop, that every object of want is
 // still there and that no KubernetesNMState* condition says something false
 // while the handler runs (see falseClaims).
@@ -113,37 +144,26 @@ type sampler struct {
 	mu       sync.Mutex
 	samples  int
 	problems []string
-	stopCh   chan struct{}
-	done     chan struct{}
+	poller   *poller
 }
 
 func (e *env) sample(want map[object]types.UID, graceFrom time.Time) *sampler {
-	s := &sampler{stopCh: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			probs := append(e.missing(want), falseClaims(e.operatorConditions(), graceFrom)...)
-			s.mu.Lock()
-			s.samples++
-			for _, p := range probs {
-				s.problems = append(s.problems, time.Now().Format("15:04:05")+" "+p)
-			}
-			s.mu.Unlock()
-			select {
-			case <-s.stopCh:
-				return
-			case <-t.C:
-			}
+	s := &sampler{}
+	s.poller = poll(time.Second, func() bool {
+		probs := append(e.missing(want), falseClaims(e.operatorConditions(), graceFrom)...)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.samples++
+		for _, p := range probs {
+			s.problems = append(s.problems, time.Now().Format("15:04:05")+" "+p)
 		}
-	}()
+		return false
+	})
 	return s
 }
 
 func (s *sampler) stop() (samples int, problems []string) {
-	close(s.stopCh)
-	<-s.done
+	s.poller.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.samples, s.problems
@@ -183,13 +203,3 @@ var (
 	networkGVK          = controller.NetworkGVK
 	nodeNetworkStateGVK = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1beta1", Kind: "NodeNetworkState"}
 )
-
-// conditionOf reads one condition of the operator config.
-func conditionOf(network *unstructured.Unstructured, typ string) (operv1.OperatorCondition, bool) {
-	for _, c := range controller.NetworkConditions(network) {
-		if c.Type == typ {
-			return c, true
-		}
-	}
-	return operv1.OperatorCondition{}, false
-}
