@@ -20,12 +20,7 @@
 #   KEEP_CNO_DIR=1  leave CNO_DIR patched (default: restore it on exit).
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 CNO_DIR (a pristine openshift/cluster-network-operator checkout at 2a6a57fef)" >&2
-	exit 2
-fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cno="$(cd "$1" && pwd)"
 base=2a6a57fef
 logs="$(mktemp -d)"
 start=$SECONDS
@@ -33,6 +28,7 @@ start=$SECONDS
 prefix=cno-check
 # shellcheck source=lib/steps.sh
 . "$root/hack/lib/steps.sh"
+cno="$(checkout_arg openshift/cluster-network-operator "$base" "$@")"
 
 cd "$cno"
 require_pristine "$cno" "$base"

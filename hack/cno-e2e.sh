@@ -5,6 +5,7 @@
 # the dev cluster, and the scenarios of test/cnoe2e against it. Given a
 # pristine openshift/cluster-network-operator checkout at 2a6a57fef (refused
 # otherwise, as hack/cno-check.sh does) it
+#   0. builds the dev cluster's binaries (`make tools`) when they are missing;
 #   1. clones CNO_DIR into a temporary directory (CNO_DIR itself is never
 #      changed) and builds the pristine cmd/cluster-network-operator of
 #      2a6a57fef, for the upgrade and downgrade scenarios;
@@ -25,12 +26,7 @@
 #   KEEP_LOGS=1   keep the clusters' directories (CNO's log among them).
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 CNO_DIR (a pristine openshift/cluster-network-operator checkout at 2a6a57fef)" >&2
-	exit 2
-fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cno="$(cd "$1" && pwd)"
 base=2a6a57fef
 logs="$(mktemp -d /tmp/cno-e2e-logs.XXXXXX)"
 start=$SECONDS
@@ -38,10 +34,17 @@ start=$SECONDS
 prefix=cno-e2e
 # shellcheck source=lib/steps.sh
 . "$root/hack/lib/steps.sh"
+cno="$(checkout_arg openshift/cluster-network-operator "$base" "$@")"
 
 cd "$cno"
 require_pristine "$cno" "$base"
 commit="$(git rev-parse HEAD)"
+
+# What the dev cluster runs (kube-apiserver, etcd, the controllers, kwok,
+# upstream's handler and operator): built here so that a fresh clone needs
+# nothing else; make skips what is already built.
+step "0. the dev cluster's binaries (make tools)"
+logged tools make -C "$root" tools
 
 work="$(mktemp -d /tmp/cno-e2e-tree.XXXXXX)"
 trap 'rm -rf "$work"' EXIT

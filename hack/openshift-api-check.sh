@@ -32,31 +32,15 @@
 #   GOFLAGS etc.        passed through to go
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 API_DIR (a pristine openshift/api checkout at 2a3d73913)" >&2
-	exit 2
-fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-api="$(cd "$1" && pwd)"
 patch="$root/hack/openshift-api/kubernetes-nmstate.patch"
 base=2a3d73913
 export KUBEBUILDER_ASSETS="${KUBEBUILDER_ASSETS:-$root/bin}"
 logs="$(mktemp -d)"
-step() { echo "openshift-api-check: $*"; }
-fail() {
-	echo "openshift-api-check: FAIL: $*" >&2
-	echo "openshift-api-check: logs in $logs" >&2
-	exit 1
-}
-# Run a step with its output in a log; show the tail when it fails.
-logged() {
-	local name="$1"
-	shift
-	if ! "$@" >"$logs/$name.log" 2>&1; then
-		tail -n 40 "$logs/$name.log" >&2
-		fail "$name (full log: $logs/$name.log)"
-	fi
-}
+prefix=openshift-api-check
+# shellcheck source=lib/steps.sh
+. "$root/hack/lib/steps.sh"
+api="$(checkout_arg openshift/api "$base" "$@")"
 
 # The integration suite for networks.operator.openshift.io (see step 6), with
 # a ginkgo JSON report next to the log.

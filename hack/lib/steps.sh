@@ -1,6 +1,24 @@
-# Sourced by hack/cno-check.sh, hack/cno-e2e.sh and hack/cno/prepare.sh:
-# their progress lines, failures and logged commands. The caller sets
-# $prefix (the start of every line it prints) and $logs (a directory).
+# Sourced by hack/cno-check.sh, hack/cno-e2e.sh, hack/cno/prepare.sh and
+# hack/openshift-api-check.sh: their argument, progress lines, failures and
+# logged commands. The caller sets $prefix (the start of every line it
+# prints) and $logs (a directory).
+
+# checkout_arg WHAT BASE "$@": the one argument these scripts take, a
+# checkout of WHAT at BASE; prints its absolute path, or the usage and
+# exits 2.
+checkout_arg() {
+	local what="$1" base="$2"
+	shift 2
+	if [ $# -ne 1 ]; then
+		echo "usage: $0 DIR (a pristine $what checkout at $base)" >&2
+		exit 2
+	fi
+	if [ ! -d "$1" ]; then
+		echo "$prefix: FAIL: $1 is not a directory; give a pristine $what checkout at $base" >&2
+		exit 2
+	fi
+	cd "$1" && pwd
+}
 
 step() { echo "$prefix: $*"; }
 
