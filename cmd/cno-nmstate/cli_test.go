@@ -47,6 +47,10 @@ func TestExitCodes(t *testing.T) {
 		{name: "version takes no arguments", args: []string{"version", "now"}, code: 2, stderrHas: []string{`unexpected arguments ["now"]`}},
 		{name: "run without an image refuses to start", args: []string{"run", "--kubeconfig", "/nonexistent"}, code: 2,
 			stderrHas: []string{"no handler image: pass -handler-image or set $KUBERNETES_NMSTATE_HANDLER_IMAGE"}},
+		{name: "run with an empty Lease namespace", args: []string{"run", "--handler-image", "img:1", "--leader-elect-resource-namespace", ""}, code: 2,
+			stderrHas: []string{`-leader-elect-resource-namespace "" is not a namespace name`, `the default is "openshift-network-operator"`, "run 'cno-nmstate run -h'"}},
+		{name: "run with a bad Lease name", args: []string{"run", "--handler-image", "img:1", "--leader-elect-resource-name", "Lock!"}, code: 2,
+			stderrHas: []string{`-leader-elect-resource-name "Lock!" is not a Lease name`, `the default is "cno-nmstate-lock"`}},
 		{name: "migrate takes no arguments", args: []string{"migrate", "nmstate"}, code: 2, stderrHas: []string{`unexpected arguments ["nmstate"]`, "run 'cno-nmstate migrate -h'"}},
 		{name: "migrate with an unknown flag", args: []string{"migrate", "--namespace", "x"}, code: 2, stderrHas: []string{"flag provided but not defined: -namespace"}},
 		{name: "migrate with an unreadable kubeconfig", args: []string{"migrate", "--kubeconfig", "/nonexistent"}, code: 1,
@@ -74,6 +78,20 @@ func TestExitCodes(t *testing.T) {
 				assert.Empty(t, stdout.String(), "errors go to stderr only")
 			}
 		})
+	}
+}
+
+// With no kubeconfig anywhere, migrate and run say which flag or variable
+// to set, not client-go's KUBERNETES_MASTER.
+func TestNoKubeconfig(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	for _, args := range [][]string{{"migrate"}, {"run", "--handler-image", "img:1"}} {
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, 1, run(args, &stdout, &stderr), stderr.String())
+		assert.Contains(t, stderr.String(), "no kubeconfig found: pass -kubeconfig FILE or set $KUBECONFIG", args)
+		assert.NotContains(t, stderr.String(), "KUBERNETES_MASTER", args)
 	}
 }
 

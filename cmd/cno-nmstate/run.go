@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -43,6 +46,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if *handlerImage == "" {
 		return usageErrorf("no handler image: pass -handler-image or set $%s", nmstate.EnvHandlerImage)
 	}
+	if *leaderElect {
+		if errs := validation.IsDNS1123Label(*namespace); len(errs) > 0 {
+			return usageErrorf("-leader-elect-resource-namespace %q is not a namespace name (%s); the default is %q", *namespace, strings.Join(errs, "; "), leaseNamespace)
+		}
+		if errs := validation.IsDNS1123Subdomain(*name); len(errs) > 0 {
+			return usageErrorf("-leader-elect-resource-name %q is not a Lease name (%s); the default is %q", *name, strings.Join(errs, "; "), leaseName)
+		}
+	}
 	setHostLogger(stderr)
 
 	cfg, err := loadKubeconfig(*kubeconfig)
@@ -73,10 +84,15 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 
 // loadKubeconfig reads the file the flag names; only without one does it
 // look further, so an explicit kubeconfig never logs that the in-cluster
-// config is missing.
+// config is missing. Finding none, it says how to give one: client-go's own
+// words name KUBERNETES_MASTER, which neither kubectl nor oc reads.
 func loadKubeconfig(path string) (*rest.Config, error) {
-	if path == "" {
-		return ctrl.GetConfig()
+	if path != "" {
+		return clientcmd.BuildConfigFromFlags("", path)
 	}
-	return clientcmd.BuildConfigFromFlags("", path)
+	cfg, err := ctrl.GetConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, errors.New("no kubeconfig found: pass -kubeconfig FILE or set $KUBECONFIG (run in a pod, it uses the pod's service account; ~/.kube/config is tried last)")
+	}
+	return cfg, err
 }
