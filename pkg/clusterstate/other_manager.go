@@ -41,6 +41,12 @@ type Other struct {
 	// something else, or one of several CRs (the operator keeps the oldest
 	// and deletes the others, so that does not last).
 	NMState *unstructured.Unstructured
+	// Handler is the namespace/name of the handler DaemonSet that ManagedBy
+	// names, for nmstate.Cluster.OtherHandler; empty when it names the
+	// standalone operator. HandlerObject is that DaemonSet, read whole for
+	// its status (whether it runs any pod), for nmstate.Observed.OtherHandler.
+	Handler       string
+	HandlerObject *appsv1.DaemonSet
 }
 
 // OtherManager finds whoever else deploys kubernetes-nmstate: an NMState CR,
@@ -85,9 +91,22 @@ func OtherManager(ctx context.Context, reader client.Reader) (Other, error) {
 		return Other{}, fmt.Errorf("looking for other kubernetes-nmstate handlers: %w", err)
 	}
 	for i := range handlers.Items {
-		if ds := &handlers.Items[i]; !renderedHandler(ds) {
-			return Other{ManagedBy: "whoever deployed DaemonSet " + objectName(ds) + ", a kubernetes-nmstate handler the Cluster Network Operator did not render"}, nil
+		ds := &handlers.Items[i]
+		if OwnHandler(ds) {
+			continue
 		}
+		other := Other{ManagedBy: "whoever deployed DaemonSet " + objectName(ds) + ", a kubernetes-nmstate handler the Cluster Network Operator did not render",
+			Handler: objectName(ds)}
+		// One more read, only while another manager's handler defers the
+		// plugin: whether it runs anywhere is what its conditions report.
+		whole := &appsv1.DaemonSet{}
+		switch err := reader.Get(ctx, client.ObjectKeyFromObject(ds), whole); {
+		case err == nil:
+			other.HandlerObject = whole
+		case !apierrors.IsNotFound(err):
+			return Other{}, fmt.Errorf("reading DaemonSet %s: %w", objectName(ds), err)
+		}
+		return other, nil
 	}
 	return Other{}, nil
 }
@@ -99,12 +118,18 @@ func objectName(obj client.Object) string {
 	return obj.GetNamespace() + "/" + obj.GetName()
 }
 
-// renderedHandler tells the plugin's own handler DaemonSet from any other:
-// its name in its namespace, and the owner label that Render puts on every
-// object. The name alone is not enough: the standalone operator deploys its
-// handler under the same name, and once an object it adopted has been
-// released (the host's prune) the label is gone and so is the claim.
-func renderedHandler(ds client.Object) bool {
-	_, owned := ds.GetLabels()[nmstate.OwnerLabel]
-	return owned && ds.GetNamespace() == nmstate.Namespace && ds.GetName() == nmstate.HandlerDaemonSet
+// OwnHandler tells the plugin's own handler DaemonSet from any other: its
+// name in its namespace, unless another controller controls it. The
+// standalone operator deploys its handler under the same name with a
+// controller reference to its NMState CR (and one that adopted the
+// plugin's handler sets one too); CNO's is to network.operator/cluster and
+// the host sets none. The owner label is not asked for: removed by hand, it
+// is back with the next apply, and taking the plugin's own handler for
+// another's would prune its account and RBAC from under its running pods.
+func OwnHandler(ds metav1.Object) bool {
+	if ds.GetNamespace() != nmstate.Namespace || ds.GetName() != nmstate.HandlerDaemonSet {
+		return false
+	}
+	owner := metav1.GetControllerOf(ds)
+	return owner == nil || nmstate.IsOperatorConfig(*owner)
 }

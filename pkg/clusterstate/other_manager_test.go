@@ -1,6 +1,7 @@
 package clusterstate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -18,8 +20,11 @@ import (
 )
 
 func TestOtherManager(t *testing.T) {
-	handler := func(namespace, name string, labels map[string]string) *appsv1.DaemonSet {
-		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels}}
+	handler := func(namespace, name string, labels map[string]string, owners ...metav1.OwnerReference) *appsv1.DaemonSet {
+		return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels, OwnerReferences: owners}}
+	}
+	controlledBy := func(apiVersion, kind string) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: "x", UID: "uid", Controller: ptr.To(true)}
 	}
 	ours := map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.Version}
 	theirs := map[string]string{"app": "kubernetes-nmstate", "component": "kubernetes-nmstate-handler"}
@@ -49,9 +54,16 @@ func TestOtherManager(t *testing.T) {
 		{name: "a DaemonSet that is no handler", objs: []client.Object{handler("openshift-multus", "multus", map[string]string{"app": "multus"})}, managed: ""},
 		{name: "cluster-network-addons-operator's handler beside ours", objs: []client.Object{rendered, cnao},
 			managed: "whoever deployed DaemonSet openshift-cnv/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
-		{name: "our name without our label: left by the standalone operator",
-			objs:    []client.Object{handler(nmstate.Namespace, nmstate.HandlerDaemonSet, theirs)},
+		{name: "our name, controlled by the standalone operator's NMState CR",
+			objs:    []client.Object{handler(nmstate.Namespace, nmstate.HandlerDaemonSet, theirs, controlledBy("nmstate.io/v1", "NMState"))},
 			managed: "whoever deployed DaemonSet openshift-nmstate/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
+		{name: "our name, our label removed by hand: still ours",
+			objs: []client.Object{handler(nmstate.Namespace, nmstate.HandlerDaemonSet, theirs)}, managed: ""},
+		{name: "our name, controlled by network.operator/cluster (CNO): ours",
+			objs: []client.Object{handler(nmstate.Namespace, nmstate.HandlerDaemonSet, theirs, controlledBy("operator.openshift.io/v1", "Network"))}, managed: ""},
+		{name: "our name, a reference that is no controller's: ours",
+			objs:    []client.Object{handler(nmstate.Namespace, nmstate.HandlerDaemonSet, ours, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "x", UID: "uid"})},
+			managed: ""},
 		{name: "our label on a copy elsewhere", objs: []client.Object{handler("nmstate", nmstate.HandlerDaemonSet, ours)},
 			managed: "whoever deployed DaemonSet nmstate/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
 		{name: "another name in our namespace", objs: []client.Object{handler(nmstate.Namespace, "nmstate-handler-worker", ours)},
@@ -81,6 +93,12 @@ func TestOtherManager(t *testing.T) {
 			got, err := OtherManager(t.Context(), reader)
 			require.NoError(t, err)
 			assert.Equal(t, tt.managed, got.ManagedBy)
+			if strings.HasPrefix(tt.managed, "whoever deployed DaemonSet ") {
+				assert.Equal(t, strings.TrimSuffix(strings.TrimPrefix(tt.managed, "whoever deployed DaemonSet "),
+					", a kubernetes-nmstate handler the Cluster Network Operator did not render"), got.Handler, "the handler is named for the message")
+			} else {
+				assert.Empty(t, got.Handler)
+			}
 			if tt.settings == "" {
 				assert.Nil(t, got.NMState)
 				return

@@ -29,7 +29,10 @@ import (
 // work for longer than this.
 const Timeout = 10 * time.Second
 
-var nncpListGVK = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NodeNetworkConfigurationPolicyList"}
+var (
+	nncpListGVK = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NodeNetworkConfigurationPolicyList"}
+	crdGVK      = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+)
 
 // State is what Read found.
 type State struct {
@@ -45,6 +48,9 @@ type State struct {
 	// Policies is how many NodeNetworkConfigurationPolicies exist (0 when
 	// their CRD is not served); -1 when unknown.
 	Policies int
+	// Installed is whether the plugin's policies CRD exists, for
+	// nmstate.Cluster.Installed.
+	Installed bool
 	// Err joins every failed read. Any of them stops the plugin from
 	// rendering this time, so that what is deployed stays as it is.
 	Err error
@@ -69,6 +75,9 @@ func Read(ctx context.Context, workloads, live client.Reader) State {
 	}
 	s.Other = other
 	if s.Policies, err = CountPolicies(ctx, live); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Installed, err = Installed(ctx, live); err != nil {
 		errs = append(errs, err)
 	}
 	s.Err = errors.Join(errs...)
@@ -123,6 +132,22 @@ func CountPolicies(ctx context.Context, r client.Reader) (int, error) {
 	return n, nil
 }
 
+// Installed reports whether the plugin's NodeNetworkConfigurationPolicy CRD
+// exists and is not being deleted: one metadata read. A CRD without the
+// owner label is another manager's, and says nothing of the plugin.
+func Installed(ctx context.Context, r client.Reader) (bool, error) {
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(crdGVK)
+	switch err := r.Get(ctx, client.ObjectKey{Name: nmstate.CRDNames[0]}, crd); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", nmstate.CRDNames[0], err)
+	}
+	_, ours := crd.GetLabels()[nmstate.OwnerLabel]
+	return ours && crd.GetDeletionTimestamp() == nil, nil
+}
+
 // Observed is the state as nmstate.Conditions reads it.
 func (s State) Observed(previous []operv1.OperatorCondition, now time.Time) nmstate.Observed {
 	return nmstate.Observed{
@@ -130,16 +155,20 @@ func (s State) Observed(previous []operv1.OperatorCondition, now time.Time) nmst
 		Webhook:          s.Webhook,
 		WorkloadsUnknown: !s.WorkloadsKnown,
 		Policies:         s.Policies,
+		OtherHandler:     s.Other.HandlerObject,
 		Previous:         previous,
 		Now:              now,
 	}
 }
 
 // Apply sets what the decision reads of the state on c: who else manages
-// kubernetes-nmstate, with the NMState CR's settings, whether the plugin's
-// own handler runs, and how many policies it would leave unenforced.
-func (s State) Apply(c *nmstate.Cluster) {
-	c.ManagedBy, c.StandaloneSettings = s.Other.ManagedBy, s.Other.NMState
-	c.Deployed = s.Handler != nil && renderedHandler(s.Handler)
+// kubernetes-nmstate, with the NMState CR's settings, whether the plugin
+// runs it (its own handler exists, or previous, the Network's conditions,
+// say it last decided so: nmstate.WasOn), how many policies it would leave
+// unenforced, and whether it was installed.
+func (s State) Apply(c *nmstate.Cluster, previous []operv1.OperatorCondition) {
+	c.ManagedBy, c.StandaloneSettings, c.OtherHandler = s.Other.ManagedBy, s.Other.NMState, s.Other.Handler
+	c.Deployed = (s.Handler != nil && OwnHandler(s.Handler)) || nmstate.WasOn(previous)
 	c.Policies = s.Policies
+	c.Installed = s.Installed
 }

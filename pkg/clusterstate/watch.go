@@ -3,8 +3,6 @@ package clusterstate
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
 // HandlerSelector selects kubernetes-nmstate handler DaemonSets, whoever
@@ -16,11 +14,11 @@ func HandlerSelector() labels.Selector {
 }
 
 // OtherHandler reports whether a handler DaemonSet HandlerSelector selected
-// is another manager's, not the plugin's own: its creation or deletion may
-// change the decision. The plugin's own handler, and any update, change
-// nothing OtherManager reads; a consumer that reconciles everything on each
-// event (CNO) must not run on every status update of its own rollout.
+// is another manager's, not the plugin's own (OwnHandler): its creation or
+// deletion may change the decision. The plugin's own handler, and any
+// update, change nothing OtherManager reads; a consumer that reconciles
+// everything on each event (CNO) must not run on every status update of its
+// own rollout.
 func OtherHandler(obj metav1.Object) bool {
-	_, ours := obj.GetLabels()[nmstate.OwnerLabel]
-	return !ours
+	return !OwnHandler(obj)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -27,15 +28,25 @@ func TestHandlerSelector(t *testing.T) {
 }
 
 func TestOtherHandler(t *testing.T) {
+	component := map[string]string{"component": "kubernetes-nmstate-handler"}
+	nmstateCR := []metav1.OwnerReference{{APIVersion: "nmstate.io/v1", Kind: "NMState", Name: "nmstate", UID: "u", Controller: ptr.To(true)}}
 	tests := []struct {
-		name   string
-		labels map[string]string
-		want   bool
+		name              string
+		namespace, dsName string
+		labels            map[string]string
+		owners            []metav1.OwnerReference
+		want              bool
 	}{
-		{"the plugin's own", map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.Version}, false},
-		{"the standalone operator's", map[string]string{"component": "kubernetes-nmstate-handler"}, true},
+		{"the plugin's own", nmstate.Namespace, nmstate.HandlerDaemonSet,
+			map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.Version}, nil, false},
+		{"the plugin's own, its owner label removed by hand", nmstate.Namespace, nmstate.HandlerDaemonSet, component, nil, false},
+		{"the standalone operator's, under the plugin's name", nmstate.Namespace, nmstate.HandlerDaemonSet, component, nmstateCR, true},
+		{"the standalone operator's, in its namespace", "openshift-operators", nmstate.HandlerDaemonSet, component, nmstateCR, true},
+		{"the owner label on a copy elsewhere", "openshift-cnv", nmstate.HandlerDaemonSet,
+			map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.Version}, nil, true},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, OtherHandler(&metav1.ObjectMeta{Labels: tt.labels}), tt.name)
+		obj := &metav1.ObjectMeta{Namespace: tt.namespace, Name: tt.dsName, Labels: tt.labels, OwnerReferences: tt.owners}
+		assert.Equal(t, tt.want, OtherHandler(obj), tt.name)
 	}
 }

@@ -208,7 +208,7 @@ func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructure
 	}
 	cluster := nmstate.ClusterFromInfrastructure(infra)
 	cluster.DefaultOnGate = r.opts.DefaultOnGate
-	state.Apply(&cluster)
+	state.Apply(&cluster, NetworkConditions(network))
 	decision := nmstate.Decide(cfg, cluster)
 	objs, err := nmstate.Render(decision, r.opts.Params(cfg, cluster), r.opts.ManifestDir)
 	if err != nil {

@@ -168,7 +168,7 @@ func TestConditionsEdges(t *testing.T) {
 			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressing(operv1.ConditionTrue, RolloutHungAfter+time.Second), Now: now},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
-			degrade:     want{operv1.ConditionTrue, ReasonRolloutHung, []string{"has not finished in 15m0s"}}},
+			degrade:     want{operv1.ConditionTrue, ReasonRolloutHung, []string{"has not finished in over 15m0s, since 2026-"}}},
 		{name: "a previous Progressing False does not time a rollout",
 			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressing(operv1.ConditionFalse, time.Hour), Now: now},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},

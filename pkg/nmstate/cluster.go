@@ -16,6 +16,10 @@ type Cluster struct {
 	Platform               configv1.PlatformType
 	ControlPlaneTopology   configv1.TopologyMode
 	InfrastructureTopology configv1.TopologyMode
+	// NoInfrastructure is set when there is no
+	// infrastructures.config.openshift.io/cluster at all, for the message:
+	// the platform is then unknown rather than "not reported".
+	NoInfrastructure bool
 	// StandaloneOperator is true while the OLM kubernetes-nmstate operator or
 	// an NMState CR is present. Only one handler may run per node, so CNO then
 	// stays out of the way whatever the mode says.
@@ -31,16 +35,28 @@ type Cluster struct {
 	// else. The message then gives the command that carries its settings
 	// into the Network (MigrateNMState), the first step of a handover.
 	StandaloneSettings *unstructured.Unstructured
+	// OtherHandler is the namespace/name of the handler DaemonSet that
+	// ManagedBy names, when that is what was found rather than the
+	// standalone operator: the way to hand over is then its manager's, not
+	// an OLM uninstall.
+	OtherHandler string
 	// DefaultOnGate is the staged-rollout lever (FeatureGate
 	// KubernetesNMStateByDefault): while false, an omitted mode means disabled
 	// on every platform; an explicit Enabled still works.
 	DefaultOnGate bool
-	// Deployed is whether this plugin's handler DaemonSet exists, and
-	// Policies how many NodeNetworkConfigurationPolicies exist. A caller
-	// needs them only when DependsOnPolicies says so: together
-	// they keep a running handler that enforces policies.
+	// Deployed is whether this plugin runs kubernetes-nmstate: its handler
+	// DaemonSet exists, or the Available condition it last wrote was for a
+	// decision to run it (WasOn), which outlives a deleted DaemonSet or
+	// Namespace. Policies is how many NodeNetworkConfigurationPolicies
+	// exist. Together they keep a handler that enforces policies
+	// (DependsOnPolicies says when they matter).
 	Deployed bool
 	Policies int
+	// Installed is whether this plugin's policies CRD exists: it deployed
+	// kubernetes-nmstate here before. While off, what KeptOnDisable names
+	// is then rendered still, so that kept means restored when deleted or
+	// edited, as while on (Decision.RestoreKept).
+	Installed bool
 }
 
 // KnownPlatforms are the platform types of openshift/api's config/v1 this
@@ -86,6 +102,7 @@ func ClusterFromInfrastructure(infra *configv1.Infrastructure) Cluster {
 		InfrastructureTopology: configv1.HighlyAvailableTopologyMode,
 	}
 	if infra == nil {
+		c.NoInfrastructure = true
 		return c
 	}
 	if infra.Status.PlatformStatus != nil {
@@ -122,6 +139,9 @@ func (c Cluster) String() string {
 }
 
 func (c Cluster) platformName() string {
+	if c.Platform == "" && c.NoInfrastructure {
+		return "unknown (there is no infrastructures.config.openshift.io/cluster)"
+	}
 	if c.Platform == "" {
 		return "not reported by infrastructures.config.openshift.io/cluster"
 	}

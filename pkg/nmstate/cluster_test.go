@@ -20,7 +20,7 @@ func TestClusterFromInfrastructure(t *testing.T) {
 		want  Cluster
 	}{
 		{name: "no Infrastructure at all", infra: nil,
-			want: Cluster{ControlPlaneTopology: ha, InfrastructureTopology: ha}},
+			want: Cluster{ControlPlaneTopology: ha, InfrastructureTopology: ha, NoInfrastructure: true}},
 		{name: "empty status", infra: infra(configv1.InfrastructureStatus{}),
 			want: Cluster{ControlPlaneTopology: ha, InfrastructureTopology: ha}},
 		{name: "platformStatus with empty type", infra: infra(configv1.InfrastructureStatus{PlatformStatus: ps("")}),
@@ -61,6 +61,8 @@ func TestClusterString(t *testing.T) {
 			"platform BareMetal, control plane topology HighlyAvailable, infrastructure topology SingleReplica"},
 		{"no platform", Cluster{ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable"},
 			"platform not reported by infrastructures.config.openshift.io/cluster, control plane topology HighlyAvailable, infrastructure topology HighlyAvailable"},
+		{"no Infrastructure", ClusterFromInfrastructure(nil),
+			"platform unknown (there is no infrastructures.config.openshift.io/cluster), control plane topology HighlyAvailable, infrastructure topology HighlyAvailable"},
 		{"unknown platform", Cluster{Platform: "Mainframe", ControlPlaneTopology: "Triple", InfrastructureTopology: "HighlyAvailable"},
 			`platform "Mainframe" (unknown to this release), control plane topology Triple, infrastructure topology HighlyAvailable`},
 		{"hostile values are quoted and cut", Cluster{Platform: "Evil\nPlatform", ControlPlaneTopology: configv1.TopologyMode(string(make([]byte, 200))), InfrastructureTopology: "a b"},

@@ -160,6 +160,14 @@ func parseProbes(v any) (string, error) {
 	if errs := validation.IsDNS1123Subdomain(host); len(errs) > 0 {
 		return "", inputError(ReasonInvalidConfig, "%s is %s, not a lowercase DNS name: %s", field, quote(host), strings.Join(errs, "; "))
 	}
+	// IsDNS1123Subdomain bounds the whole name only; a resolver refuses a
+	// label longer than 63 characters (RFC 1035).
+	for _, label := range strings.Split(host, ".") {
+		if len(label) > validation.DNS1123LabelMaxLength {
+			return "", inputError(ReasonInvalidConfig, "%s is %s, not a DNS name: its label %s has %d characters, at most %d are valid",
+				field, quote(host), quote(label), len(label), validation.DNS1123LabelMaxLength)
+		}
+	}
 	return host, nil
 }
 

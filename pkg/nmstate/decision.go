@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	operv1 "github.com/openshift/api/operator/v1"
 )
 
 // Reasons are API: SREs alert and search on them, so they never change.
@@ -31,7 +31,16 @@ type Decision struct {
 	Enabled bool
 	Reason  string
 	Message string
+	// RestoreKept is set on a decision not to run kubernetes-nmstate on a
+	// cluster where the plugin deployed it before (Cluster.Installed), unless
+	// another manager is in charge (it renders its own): Render then renders
+	// what KeptOnDisable names, so that those are restored when deleted and
+	// their fields when edited, as while on.
+	RestoreKept bool
 }
+
+// Renders reports whether Render renders anything for d.
+func (d Decision) Renders() bool { return d.Enabled || d.RestoreKept }
 
 const (
 	howToEnable  = "to enable it, run: oc patch network.operator cluster --type merge -p '{\"spec\":{\"kubernetesNMState\":{\"mode\":\"Enabled\"}}}'"
@@ -41,6 +50,7 @@ const (
 // Decide implements the decision table of docs/decision-table.md.
 func Decide(cfg Config, c Cluster) Decision {
 	d := decide(cfg, c)
+	d.RestoreKept = !d.Enabled && c.Installed && d.Reason != ReasonManagedByStandaloneOperator
 	// A default that turns off (an upgrade, a gate, a removed mode) must not
 	// silently stop enforcing the policies users rely on: only an explicit
 	// Disabled removes a running handler that has policies to enforce.
@@ -51,6 +61,25 @@ func Decide(cfg Config, c Cluster) Decision {
 				strings.TrimSuffix(d.Message, "; "+howToEnable), policyCount(c.Policies))}
 	}
 	return d
+}
+
+// WasOn reports whether previous, the Network's conditions, say that the
+// plugin last decided to run kubernetes-nmstate: its Available condition
+// has a reason that only such a decision gives. That is what Cluster.Deployed
+// falls back to when the handler DaemonSet is gone, so that deleting it (or
+// its Namespace) does not turn off a handler kept for policies. An Available
+// written after a failed sync says what runs, not what was decided, and so
+// says nothing here.
+func WasOn(previous []operv1.OperatorCondition) bool {
+	c := find(previous, ConditionAvailable)
+	if c == nil {
+		return false
+	}
+	switch c.Reason {
+	case ReasonPlatformDefault, ReasonUserEnabled, ReasonKeptForExistingPolicies, ReasonDeploying, ReasonNoHandlerNodes:
+		return true
+	}
+	return false
 }
 
 // DependsOnPolicies reports whether d, made with Cluster.Deployed and
@@ -73,7 +102,7 @@ func decide(cfg Config, c Cluster) Decision {
 			Reason: ReasonManagedByStandaloneOperator,
 			Message: handoverMessage(fmt.Sprintf("kubernetes-nmstate is managed by %s, "+
 				"so the Cluster Network Operator deploys nothing: only one handler may run per node (%s); "+
-				"to hand over to the Cluster Network Operator, ", who, inputs), cfg, c.StandaloneSettings),
+				"to hand over to the Cluster Network Operator, ", who, inputs), cfg, c),
 		}
 	}
 
@@ -114,9 +143,16 @@ const maxMessage = 1024
 // handoverMessage ends the message of a standalone operator in charge: how
 // to remove it, and first, for an NMState CR, the command that carries its
 // settings over, when it fits the message.
-func handoverMessage(start string, cfg Config, cr *unstructured.Unstructured) string {
-	const remove = "remove it (the standalone operator: run `oc delete nmstates --all` and uninstall the kubernetes-nmstate operator); " +
+func handoverMessage(start string, cfg Config, c Cluster) string {
+	remove := "remove it (the standalone operator: run `oc delete nmstates --all` and uninstall the kubernetes-nmstate operator); " +
 		"your NodeNetworkConfigurationPolicies are kept"
+	if c.OtherHandler != "" {
+		// Not the OLM operator: OpenShift Virtualization's
+		// cluster-network-addons-operator, say, or one made by hand.
+		remove = "stop whoever deployed DaemonSet " + c.OtherHandler + " from deploying it (for an operator, its own setting for kubernetes-nmstate), " +
+			"then delete the DaemonSet if it stays; your NodeNetworkConfigurationPolicies are kept"
+	}
+	cr := c.StandaloneSettings
 	if cr == nil {
 		return start + remove
 	}

@@ -178,6 +178,7 @@ func TestDecideExamples(t *testing.T) {
 	awsNoPolicies.Deployed = true
 	otherHandler := ha(configv1.BareMetalPlatformType)
 	otherHandler.ManagedBy = "whoever deployed DaemonSet openshift-cnv/nmstate-handler"
+	otherHandler.OtherHandler = "openshift-cnv/nmstate-handler"
 	namedOperator := standalone
 	namedOperator.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
 	withCR := func(spec string) Cluster {
@@ -232,7 +233,9 @@ func TestDecideExamples(t *testing.T) {
 		{"standalone beats Enabled", ModeEnabled, standalone, false, ReasonManagedByStandaloneOperator,
 			[]string{"NMState CR or the operator is present", "oc delete nmstates --all", "kept"}, nil},
 		{"another handler beats Enabled and is named", ModeEnabled, otherHandler, false, ReasonManagedByStandaloneOperator,
-			[]string{"managed by whoever deployed DaemonSet openshift-cnv/nmstate-handler, so", "remove it", "kept"}, []string{"is present"}},
+			[]string{"managed by whoever deployed DaemonSet openshift-cnv/nmstate-handler, so",
+				"stop whoever deployed DaemonSet openshift-cnv/nmstate-handler from deploying it", "then delete the DaemonSet if it stays", "kept"},
+			[]string{"is present", "uninstall the kubernetes-nmstate operator", "oc delete nmstates"}},
 		{"another handler beats the platform default", ModeDefault, otherHandler, false, ReasonManagedByStandaloneOperator,
 			[]string{"DaemonSet openshift-cnv/nmstate-handler"}, nil},
 		{"the name wins over the bare flag", ModeDefault, namedOperator, false, ReasonManagedByStandaloneOperator,
@@ -271,6 +274,64 @@ func TestDecideCarriesOverAgainstTheNetwork(t *testing.T) {
 	c.StandaloneSettings = nmstateCR(t, "logLevel: debug\n")
 	d := Decide(Config{Mode: ModeDisabled, LogLevel: operv1.Trace}, c)
 	assert.Contains(t, d.Message, `-p '{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}'`)
+}
+
+func TestWasOn(t *testing.T) {
+	available := func(status operv1.ConditionStatus, reason string) []operv1.OperatorCondition {
+		return []operv1.OperatorCondition{
+			{Type: "Available", Status: operv1.ConditionTrue, Reason: ReasonPlatformDefault},
+			{Type: ConditionAvailable, Status: status, Reason: reason},
+		}
+	}
+	tests := []struct {
+		name     string
+		previous []operv1.OperatorCondition
+		want     bool
+	}{
+		{"no conditions yet", nil, false},
+		{"only CNO's own Available", available(operv1.ConditionTrue, ReasonPlatformDefault)[:1], false},
+		{"on by the platform default", available(operv1.ConditionTrue, ReasonPlatformDefault), true},
+		{"on by the user", available(operv1.ConditionTrue, ReasonUserEnabled), true},
+		{"kept for policies", available(operv1.ConditionTrue, ReasonKeptForExistingPolicies), true},
+		{"on, its handler being recreated", available(operv1.ConditionFalse, ReasonDeploying), true},
+		{"on, no node to run on", available(operv1.ConditionFalse, ReasonNoHandlerNodes), true},
+		{"disabled by the user", available(operv1.ConditionFalse, ReasonUserDisabled), false},
+		{"off by default", available(operv1.ConditionFalse, ReasonPlatformNotDefault), false},
+		{"the gate off", available(operv1.ConditionFalse, ReasonDefaultGateOff), false},
+		{"another manager", available(operv1.ConditionFalse, ReasonManagedByStandaloneOperator), false},
+		{"a failed sync says what runs, not what was decided", available(operv1.ConditionTrue, ReasonKeptDeployed), false},
+		{"a bad config", available(operv1.ConditionFalse, ReasonInvalidConfig), false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, WasOn(tt.previous), tt.name)
+	}
+}
+
+// A decision not to run kubernetes-nmstate restores what is kept on
+// disable only where the plugin installed it, and never under another
+// manager, which renders its own.
+func TestDecideRestoreKept(t *testing.T) {
+	installed := func(c Cluster) Cluster { c.Installed = true; return c }
+	standalone := installed(ha(configv1.BareMetalPlatformType))
+	standalone.StandaloneOperator = true
+	tests := []struct {
+		name    string
+		mode    Mode
+		cluster Cluster
+		want    bool
+	}{
+		{"disabled where it was installed", ModeDisabled, installed(ha(configv1.BareMetalPlatformType)), true},
+		{"off by default where it was installed", ModeDefault, installed(ha(configv1.AWSPlatformType)), true},
+		{"disabled where it never was", ModeDisabled, ha(configv1.BareMetalPlatformType), false},
+		{"off by default where it never was", ModeDefault, ha(configv1.AWSPlatformType), false},
+		{"another manager in charge", ModeDisabled, standalone, false},
+		{"on: everything renders anyway", ModeEnabled, installed(ha(configv1.AWSPlatformType)), false},
+	}
+	for _, tt := range tests {
+		d := Decide(Config{Mode: tt.mode}, tt.cluster)
+		assert.Equal(t, tt.want, d.RestoreKept, tt.name)
+		assert.Equal(t, d.Enabled || tt.want, d.Renders(), tt.name)
+	}
 }
 
 func TestReasonValuesAreStable(t *testing.T) {

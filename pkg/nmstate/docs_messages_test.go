@@ -37,6 +37,9 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 		"probeConfiguration:\n  dns:\n    host: root-servers.net\nmetricsConfiguration:\n  bindAddress: \":8089\"\nlogLevel: debug\n")
 	otherHandler := ha(configv1.BareMetalPlatformType)
 	otherHandler.ManagedBy = "whoever deployed DaemonSet openshift-cnv/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"
+	otherHandler.OtherHandler = "openshift-cnv/nmstate-handler"
+	idleOther := handler(1, 1, 0, 0, 0)
+	idleOther.Namespace, idleOther.Name = "openshift-cnv", "nmstate-handler"
 	awsRunning := ha(configv1.AWSPlatformType)
 	awsRunning.Deployed, awsRunning.Policies = true, 14
 
@@ -69,6 +72,7 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 		Conditions(Decide(Config{Mode: ModeEnabled}, operatorDeployment), nil, Observed{Policies: 4}),
 		Conditions(Decide(Config{Mode: ModeEnabled}, operatorCR), nil, Observed{Policies: 4}),
 		Conditions(Decide(Config{Mode: ModeEnabled}, otherHandler), nil, Observed{Policies: 4}),
+		Conditions(Decide(Config{Mode: ModeEnabled}, otherHandler), nil, Observed{Policies: 4, OtherHandler: idleOther}),
 		Conditions(Decide(Config{}, awsRunning), nil, ready),
 		Conditions(enabled, nil, Observed{}),
 		Conditions(enabled, nil, Observed{Handler: handler(2, 2, 3, 1, 3), Webhook: webhook(2, 2, 2)}),

@@ -53,17 +53,21 @@ func quote(v any) string {
 
 // maxErrorText bounds the error text of a condition, so that a status write
 // stays small however many objects failed, and an SRE reads each cause once.
-// summaryRoom is what the causes' lines may take, each with its newline:
-// the rest is room for the count of what does not fit.
+// summaryRoom is what the causes may take, each with its separator: the
+// rest is room for the count of what does not fit. Causes are separated by
+// causeSeparator, not a newline: a condition message is one line in `oc get`
+// and in alerts.
 const (
-	maxErrorText = 1024
-	summaryRoom  = maxErrorText - len("\n(and 1000 more distinct errors)")
+	maxErrorText   = 1024
+	causeSeparator = "; "
+	summaryRoom    = maxErrorText - len(causeSeparator+"(and 1000 more distinct errors)")
 )
 
-// Summarize is err as one line per distinct cause, in order of first
-// appearance: the first object the cause hit, how many more it hit, and the
-// cause in the API server's words. Causes that differ only in the object
-// they name are one cause. Causes beyond maxErrorText bytes are counted, not shown.
+// Summarize is err as its distinct causes, in order of first appearance,
+// separated by causeSeparator: the first object the cause hit, how many
+// more it hit, and the cause in the API server's words. Causes that differ
+// only in the object they name are one cause. Causes beyond maxErrorText
+// bytes are counted, not shown.
 func Summarize(err error) string {
 	type group struct {
 		first, cause string
@@ -93,19 +97,20 @@ func Summarize(err error) string {
 		if g.more > 0 {
 			line = fmt.Sprintf("%s (and %d more like it): %s", g.first, g.more, g.cause)
 		}
-		if len(line) > summaryRoom-1 {
-			line = strings.ToValidUTF8(line[:summaryRoom-1-len("...")], "") + "..."
+		line = strings.ReplaceAll(line, "\n", " ")
+		if room := summaryRoom - len(causeSeparator); len(line) > room {
+			line = strings.ToValidUTF8(line[:room-len("...")], "") + "..."
 		}
-		if size+len(line)+1 > summaryRoom {
+		if size+len(line)+len(causeSeparator) > summaryRoom {
 			break
 		}
 		lines = append(lines, line)
-		size += len(line) + 1
+		size += len(line) + len(causeSeparator)
 	}
 	if rest := len(groups) - len(lines); rest > 0 {
 		lines = append(lines, fmt.Sprintf("(and %d more distinct errors)", rest))
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(lines, causeSeparator)
 }
 
 // namedObject is how the API server names an object in its errors, e.g.

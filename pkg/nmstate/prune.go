@@ -80,6 +80,13 @@ func DecidePrune(group, kind, name string, live metav1.Object, readFailed, rende
 	return PruneDelete
 }
 
+// IsOperatorConfig reports whether ref is CNO's controller reference, to
+// network.operator/cluster: CNO sets it on every object it applies, the
+// host sets none. Any other controller took the object over.
+func IsOperatorConfig(ref metav1.OwnerReference) bool {
+	return ref.Kind == "Network" && ref.APIVersion == "operator.openshift.io/v1"
+}
+
 // KeepOutOfRelatedObjects reports whether a consumer that prunes by its list
 // of related objects (CNO's status manager) must leave this one out of that
 // list: the nmstate.io CRDs, whose deletion deletes every user's policy.

@@ -23,6 +23,11 @@ const (
 	// The ValidatingAdmissionPolicy and its binding, named as upstream's.
 	ValidationPolicy        = "nncp-validation-policy"
 	ValidationPolicyBinding = "nncp-validation-policy-binding"
+	// CRDDeletionProtection names the ValidatingAdmissionPolicy and its
+	// binding that refuse to delete an nmstate.io CRD whose
+	// AllowDeletionAnnotation is not "true".
+	CRDDeletionProtection   = "nmstate-crd-deletion-protection"
+	AllowDeletionAnnotation = "networkoperator.openshift.io/allow-deletion"
 	// ClusterReaderRole aggregates read access to the nmstate API into
 	// OpenShift's cluster-reader role.
 	ClusterReaderRole = "nmstate-cluster-reader"
@@ -35,7 +40,7 @@ const (
 	OwnerLabel = "networkoperator.openshift.io/kubernetes-nmstate"
 	// Version is the plugin version. Bump it when the set of rendered
 	// objects changes.
-	Version = "0.1.0"
+	Version = "0.2.0"
 
 	// EnvHandlerImage names the handler image in CNO's Deployment; the
 	// webhook runs from the same image.
@@ -55,8 +60,9 @@ var CRDNames = []string{
 
 // KeptOnDisable reports whether the rendered object group/kind/name stays on
 // the cluster when it is no longer rendered: the CRDs, which hold users'
-// policies; the ValidatingAdmissionPolicy and its binding, so the policies
-// the CRDs still accept are checked as when enabled; the cluster-reader
+// policies; the ValidatingAdmissionPolicies and their bindings, so the
+// policies the CRDs still accept are checked as when enabled and the CRDs
+// stay protected from an unintended delete; the cluster-reader
 // role, so that whoever could read the policies still can; and the
 // Namespace, where the standalone operator may live. A consumer must
 // neither prune these nor give them an owner reference whose deletion would
@@ -66,10 +72,10 @@ func KeptOnDisable(group, kind, name string) bool {
 		return slices.Contains(CRDNames, name)
 	}
 	if group == "admissionregistration.k8s.io" && kind == "ValidatingAdmissionPolicy" {
-		return name == ValidationPolicy
+		return name == ValidationPolicy || name == CRDDeletionProtection
 	}
 	if group == "admissionregistration.k8s.io" && kind == "ValidatingAdmissionPolicyBinding" {
-		return name == ValidationPolicyBinding
+		return name == ValidationPolicyBinding || name == CRDDeletionProtection
 	}
 	if group == "rbac.authorization.k8s.io" && kind == "ClusterRole" {
 		return name == ClusterReaderRole
@@ -198,12 +204,13 @@ func RenderData(p RenderParams) render.RenderData {
 }
 
 // Render renders the kubernetes-nmstate manifests under manifestDir (CNO's
-// bindata root) with CNO's renderer. It returns nil when d is disabled.
+// bindata root) with CNO's renderer. It returns nil when d renders nothing,
+// and only what KeptOnDisable names when d is off but restores those.
 func Render(d Decision, p RenderParams, manifestDir string) ([]*unstructured.Unstructured, error) {
-	if !d.Enabled {
+	if !d.Renders() {
 		return nil, nil
 	}
-	if p.HandlerImage == "" {
+	if d.Enabled && p.HandlerImage == "" {
 		return nil, inputError(ReasonMissingImage,
 			"no kubernetes-nmstate handler image: set %s in the Cluster Network Operator's environment (manifests/0000_70_cluster-network-operator_03_deployment.yaml)", EnvHandlerImage)
 	}
@@ -230,6 +237,11 @@ func Render(d Decision, p RenderParams, manifestDir string) ([]*unstructured.Uns
 		}
 		labels[OwnerLabel] = Version
 		obj.SetLabels(labels)
+	}
+	if !d.Enabled {
+		objs = slices.DeleteFunc(objs, func(obj *unstructured.Unstructured) bool {
+			return !KeptOnDisable(obj.GroupVersionKind().Group, obj.GetKind(), obj.GetName())
+		})
 	}
 	return objs, nil
 }

@@ -344,6 +344,29 @@ func TestRenderDisabled(t *testing.T) {
 	assert.Nil(t, objs)
 }
 
+// Off where it was installed: exactly what KeptOnDisable names, labelled as
+// when on, and no image needed.
+func TestRenderRestoreKept(t *testing.T) {
+	c := haCluster
+	c.Installed = true
+	d := Decide(Config{Mode: ModeDisabled}, c)
+	require.True(t, d.RestoreKept)
+	objs, err := Render(d, NewRenderParams(Config{}, c, "", "1"), manifestDir)
+	require.NoError(t, err)
+	var got []string
+	for _, obj := range objs {
+		got = append(got, obj.GetKind()+" "+obj.GetName())
+		assert.Equal(t, Version, obj.GetLabels()[OwnerLabel])
+	}
+	want := []string{"Namespace " + Namespace, "ValidatingAdmissionPolicy " + ValidationPolicy,
+		"ValidatingAdmissionPolicyBinding " + ValidationPolicyBinding, "ClusterRole " + ClusterReaderRole,
+		"ValidatingAdmissionPolicy " + CRDDeletionProtection, "ValidatingAdmissionPolicyBinding " + CRDDeletionProtection}
+	for _, name := range CRDNames {
+		want = append(want, "CustomResourceDefinition "+name)
+	}
+	assert.ElementsMatch(t, want, got)
+}
+
 func TestRenderMissingImage(t *testing.T) {
 	d := Decide(Config{}, haCluster)
 	objs, err := Render(d, NewRenderParams(Config{}, haCluster, "", "1"), manifestDir)
@@ -465,6 +488,8 @@ func TestKeptOnDisable(t *testing.T) {
 		{"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "nncp-validation-policy-binding", false},
 		{"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "nncp-validation-policy", false},
 		{"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "nncp-validation-policy", false},
+		{"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", CRDDeletionProtection, true},
+		{"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", CRDDeletionProtection, true},
 		{"admissionregistration.k8s.io", "Namespace", "openshift-nmstate", false},
 		{"", "ValidatingAdmissionPolicy", "nncp-validation-policy", false},
 		{"rbac.authorization.k8s.io", "ClusterRole", "nmstate-cluster-reader", true},

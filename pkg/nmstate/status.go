@@ -28,6 +28,9 @@ const (
 	ReasonNoHandlerNodes = "NoHandlerNodes"
 	ReasonKeptDeployed   = "KeptDeployed"
 	ReasonRetrying       = "Retrying"
+	// ReasonOtherHandlerNotRunning: the plugin defers to another manager's
+	// handler DaemonSet that runs on no node, so nobody enforces policies.
+	ReasonOtherHandlerNotRunning = "OtherHandlerNotRunning"
 )
 
 // RolloutHungAfter is how long Progressing may stay True before it is also
@@ -47,6 +50,9 @@ type Observed struct {
 	// Policies is how many NodeNetworkConfigurationPolicies exist, for the
 	// message when disabled; negative when unknown.
 	Policies int
+	// OtherHandler is the other manager's handler DaemonSet the decision
+	// defers to, when that is who manages kubernetes-nmstate; nil otherwise.
+	OtherHandler *appsv1.DaemonSet
 	// Previous are the conditions currently on the Network status; they keep
 	// LastTransitionTime stable and time a hung rollout.
 	Previous []operv1.OperatorCondition
@@ -137,14 +143,21 @@ func steady(d Decision, o Observed, r rollout) []operv1.OperatorCondition {
 	asExpected := cond(ConditionDegraded, operv1.ConditionFalse, ReasonAsExpected, "")
 	if !d.Enabled {
 		msg := d.Message
+		degraded := asExpected
 		if d.Reason != ReasonManagedByStandaloneOperator {
 			msg = unenforced(o.Policies) + msg
+		} else if idle, ok := otherHandlerIdle(o); ok {
+			// Still aside: the other handler may be scheduled at any time,
+			// and two handlers on a node must never run.
+			msg = cut(idle+"; "+msg, maxMessage)
+			degraded = cond(ConditionDegraded, operv1.ConditionTrue, ReasonOtherHandlerNotRunning, idle+
+				"; fix its node selector and tolerations, or remove it so that the Cluster Network Operator deploys its own")
 		}
 		progressing := cond(ConditionProgressing, operv1.ConditionFalse, ReasonAsExpected, "")
 		if o.Handler != nil || o.Webhook != nil {
 			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving, "removing the kubernetes-nmstate handler and webhook")
 		}
-		return []operv1.OperatorCondition{cond(ConditionAvailable, operv1.ConditionFalse, d.Reason, msg), progressing, asExpected}
+		return []operv1.OperatorCondition{cond(ConditionAvailable, operv1.ConditionFalse, d.Reason, msg), progressing, degraded}
 	}
 	if r.noNodes {
 		return []operv1.OperatorCondition{
@@ -169,8 +182,10 @@ func steady(d Decision, o Observed, r rollout) []operv1.OperatorCondition {
 		progressing = cond(ConditionProgressing, operv1.ConditionTrue, reason, r.summary)
 		if since, hung := hungSince(o); hung {
 			degraded = cond(ConditionDegraded, operv1.ConditionTrue, ReasonRolloutHung,
-				fmt.Sprintf("the kubernetes-nmstate rollout has not finished in %s: %s; check the pods with: oc -n %s get pods -l app=kubernetes-nmstate",
-					o.Now.Sub(since).Round(time.Minute), r.summary, Namespace))
+				// The start, not the time elapsed: a message that changed
+				// every minute would be a status write every minute.
+				fmt.Sprintf("the kubernetes-nmstate rollout has not finished in over %s, since %s: %s; check the pods with: oc -n %s get pods -l app=kubernetes-nmstate",
+					RolloutHungAfter, since.UTC().Format(time.RFC3339), r.summary, Namespace))
 		}
 	}
 	return []operv1.OperatorCondition{available, progressing, degraded}
@@ -230,16 +245,38 @@ func observeRollout(o Observed) rollout {
 	return r
 }
 
+// otherHandlerIdle says so when the other manager's handler DaemonSet runs
+// on no node: its controller has seen it and schedules it nowhere (a node
+// selector or tolerations that match no node). Pods still starting are a
+// rollout, not this.
+func otherHandlerIdle(o Observed) (string, bool) {
+	ds := o.OtherHandler
+	if ds == nil || ds.Status.ObservedGeneration < ds.Generation || ds.Status.DesiredNumberScheduled > 0 {
+		return "", false
+	}
+	what := "no NodeNetworkConfigurationPolicy is enforced"
+	if o.Policies > 0 {
+		what = unenforcedCount(o.Policies)
+	}
+	return fmt.Sprintf("DaemonSet %s/%s runs on no node, so nobody runs a kubernetes-nmstate handler and %s", ds.Namespace, ds.Name, what), true
+}
+
 // unenforced says how many policies no handler enforces, when any do exist.
 func unenforced(policies int) string {
 	if policies <= 0 {
 		return ""
 	}
+	return unenforcedCount(policies) + ", as no kubernetes-nmstate handler runs; "
+}
+
+// unenforcedCount is "n NodeNetworkConfigurationPolicies exist and are not
+// enforced", or "1 ... exists and is ...".
+func unenforcedCount(policies int) string {
 	verb := "exist and are"
 	if policies == 1 {
 		verb = "exists and is"
 	}
-	return fmt.Sprintf("%s %s not enforced, as no kubernetes-nmstate handler runs; ", policyCount(policies), verb)
+	return fmt.Sprintf("%s %s not enforced", policyCount(policies), verb)
 }
 
 // hungSince reports when the current rollout started, if that is longer ago

@@ -45,6 +45,14 @@ func TestConditions(t *testing.T) {
 	}
 	keptForPolicies := Decide(Config{}, Cluster{Platform: "AWS", ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable",
 		DefaultOnGate: true, Deployed: true, Policies: 4})
+	other := Cluster{Platform: "BareMetal", ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable", DefaultOnGate: true,
+		ManagedBy: "whoever deployed DaemonSet openshift-cnv/nmstate-handler", OtherHandler: "openshift-cnv/nmstate-handler"}
+	managedByOther := Decide(Config{}, other)
+	otherDS := func(generation, observed int64, desired, available int32) *appsv1.DaemonSet {
+		ds := handler(generation, observed, desired, desired, available)
+		ds.Namespace = "openshift-cnv"
+		return ds
+	}
 	badConfig := &Error{Reason: ReasonInvalidConfig, Err: errors.New(`spec.kubernetesNMState.mode is "enabled"`)}
 
 	tests := []struct {
@@ -104,7 +112,7 @@ func TestConditions(t *testing.T) {
 			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressingSince(40 * time.Minute), Now: now},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
-			degrade:     want{operv1.ConditionTrue, ReasonRolloutHung, []string{"has not finished in 40m0s", "handler ready on 3 of 5 nodes", "oc -n openshift-nmstate get pods"}}},
+			degrade:     want{operv1.ConditionTrue, ReasonRolloutHung, []string{"has not finished in over 15m0s, since 2026-12-02T11:20:00Z", "handler ready on 3 of 5 nodes", "oc -n openshift-nmstate get pods"}}},
 		{name: "no node matches the selector", decision: enabled, observed: Observed{Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionFalse, ReasonNoHandlerNodes, nil},
 			progressing: want{operv1.ConditionFalse, ReasonNoHandlerNodes, nil},
@@ -140,6 +148,23 @@ func TestConditions(t *testing.T) {
 			available:   want{operv1.ConditionFalse, ReasonRetrying, []string{"no kubernetes-nmstate handler is available"}},
 			progressing: want{operv1.ConditionTrue, ReasonRetrying, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonRetrying, nil}},
+		{name: "another manager's handler runs", decision: managedByOther, observed: Observed{Policies: 2, OtherHandler: otherDS(1, 1, 3, 3)},
+			available:   want{operv1.ConditionFalse, ReasonManagedByStandaloneOperator, nil},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "another manager's handler still starting is no fault", decision: managedByOther, observed: Observed{Policies: 2, OtherHandler: otherDS(1, 1, 3, 0)},
+			available:   want{operv1.ConditionFalse, ReasonManagedByStandaloneOperator, nil},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "another manager's handler not yet seen by its controller", decision: managedByOther, observed: Observed{Policies: 2, OtherHandler: otherDS(2, 1, 0, 0)},
+			available:   want{operv1.ConditionFalse, ReasonManagedByStandaloneOperator, nil},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "another manager's handler on no node: nobody enforces the policies", decision: managedByOther,
+			observed:    Observed{Policies: 2, OtherHandler: otherDS(1, 1, 0, 0)},
+			available:   want{operv1.ConditionFalse, ReasonManagedByStandaloneOperator, []string{"DaemonSet openshift-cnv/nmstate-handler runs on no node, so nobody runs a kubernetes-nmstate handler and 2 NodeNetworkConfigurationPolicies exist and are not enforced; "}},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionTrue, ReasonOtherHandlerNotRunning, []string{"runs on no node", "fix its node selector and tolerations, or remove it"}}},
 		{name: "kept for existing policies", decision: keptForPolicies, observed: Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionTrue, ReasonKeptForExistingPolicies, []string{"4 NodeNetworkConfigurationPolicies would otherwise no longer be enforced"}},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},

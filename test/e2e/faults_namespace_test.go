@@ -52,7 +52,8 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 		progressing = k.conditions()[nmstate.ConditionProgressing]
 		return progressing.Reason == nmstate.ReasonRetrying && strings.Contains(progressing.Message, "being terminated")
 	}), "the conditions never said that the host retries creates in the terminating namespace: %+v", progressing)
-	lines := strings.Split(progressing.Message, "\n")
+	assert.NotContains(t, progressing.Message, "\n", "one line")
+	lines := strings.Split(progressing.Message, "; ")
 	assert.Equal(t, len(lines), sets.New(lines...).Len(), "each cause once: %s", progressing.Message)
 	assert.LessOrEqual(t, len(progressing.Message), 1024+200, "bounded: %s", progressing.Message)
 

@@ -361,7 +361,7 @@ func TestFaultInfrastructure(t *testing.T) {
 
 	t.Run("missing", func(t *testing.T) {
 		require.NoError(t, k.c.Delete(k.ctx(), &configv1.Infrastructure{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}))
-		check(t, "platform not reported by infrastructures.config.openshift.io/cluster")
+		check(t, "platform unknown (there is no infrastructures.config.openshift.io/cluster)")
 	})
 	assert.Empty(t, k.lost(s))
 	t.Logf("unreadable Infrastructure inputs tried with mode Enabled: %d; objects lost: %d", tried, lost)
@@ -375,7 +375,7 @@ func TestFaultInfrastructure(t *testing.T) {
 		// "omitted" drops the whole field.
 		k.patchNetwork(`{"spec":{"kubernetesNMState":null}}`)
 		c := k.waitAvailableContaining("keeps running because 1 NodeNetworkConfigurationPolicy would otherwise no longer be enforced")
-		assert.Contains(t, c.Message, "platform not reported by infrastructures.config.openshift.io/cluster")
+		assert.Contains(t, c.Message, "platform unknown (there is no infrastructures.config.openshift.io/cluster)")
 		assert.Empty(t, k.lost(s), "the handler is kept, not recreated")
 		assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status)
 

@@ -274,8 +274,16 @@ func TestOperandsRolloutHung(t *testing.T) {
 
 	offset.Store(int64(nmstate.RolloutHungAfter + time.Minute))
 	degraded := k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionTrue, nmstate.ReasonRolloutHung)
-	assert.Contains(t, degraded.Message, "has not finished in 16m0s")
+	assert.Contains(t, degraded.Message, "has not finished in over 15m0s, since "+progressing.LastTransitionTime.UTC().Format(time.RFC3339))
 	assert.Contains(t, degraded.Message, "handler ready on 6 of 7 nodes")
+	// Another minute passes, and a few rechecks: the message says when the
+	// rollout started, not how long ago, so it is not written again.
+	offset.Store(int64(nmstate.RolloutHungAfter + 2*time.Minute))
+	seen = reconciles.Load()
+	require.True(t, waitUntil(func() bool { return reconciles.Load() >= seen+3 }), "the host rechecks every second")
+	again := k.conditions()[nmstate.ConditionDegraded]
+	assert.Equal(t, degraded.Message, again.Message, "the message was rewritten as time passed")
+	assert.Equal(t, degraded.LastTransitionTime, again.LastTransitionTime)
 	conds = k.conditions()
 	assert.Equal(t, operv1.ConditionTrue, conds[nmstate.ConditionProgressing].Status)
 	assert.Equal(t, nmstate.ReasonRollingOut, conds[nmstate.ConditionProgressing].Reason)
