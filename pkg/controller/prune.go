@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -77,6 +78,7 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 	owned, _ := labels.NewRequirement(nmstate.OwnerLabel, selection.Exists, nil)
 	selector := labels.NewSelector().Add(*owned)
 	var errs []error // one failed delete must not hold up the others
+	var pruned, released []string
 	for _, proto := range prunable {
 		gvk, err := r.client.GroupVersionKindFor(proto)
 		if err != nil {
@@ -104,15 +106,26 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 			case nmstate.PruneAdopted:
 				if err := r.release(ctx, gvk, item); err != nil {
 					errs = append(errs, err)
+				} else {
+					released = append(released, gvk.Kind+" "+objectName(item))
 				}
 				continue
 			case nmstate.PruneKeep, nmstate.PruneLater:
 				continue
 			}
-			if err := r.client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+			switch err := r.client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); {
+			case err == nil:
+				pruned = append(pruned, gvk.Kind+" "+objectName(item))
+			case !apierrors.IsNotFound(err): // gone already: the cache lags a delete
 				errs = append(errs, fmt.Errorf("pruning %s %s: %w", gvk.Kind, objectName(item), err))
 			}
 		}
+	}
+	if len(pruned) > 0 {
+		log.FromContext(ctx).Info("pruned what is no longer rendered", "count", len(pruned), "objects", pruned)
+	}
+	if len(released) > 0 {
+		log.FromContext(ctx).Info("released what another controller adopted", "count", len(released), "objects", released)
 	}
 	return errors.Join(errs...)
 }

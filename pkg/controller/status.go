@@ -73,6 +73,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, previous, conditions []ope
 	if err := r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(StatusFieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("writing the KubernetesNMState conditions: %w", err)
 	}
+	logChanges(ctx, previous, conditions)
 	return nil
 }
 

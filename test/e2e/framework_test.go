@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	configv1 "github.com/openshift/api/config/v1"
 	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/stretchr/testify/assert"
@@ -55,6 +56,9 @@ type cluster struct {
 	c          client.Client // direct, uncached: what a user or kubectl sees
 	kubeconfig string
 	dc         *devcluster.Cluster
+	// hostLogger, when set, is the logger of the hosts started next
+	// (controller-runtime's global one otherwise).
+	hostLogger *logr.Logger
 }
 
 type clusterOption struct {
@@ -119,11 +123,15 @@ func (k *cluster) startHostWith(cfg *rest.Config, opts ...hostOption) *controlle
 // also runs when the test ends.
 func (k *cluster) launchHost(cfg *rest.Config, opts ...hostOption) (*controller.Reconciler, func() error) {
 	k.t.Helper()
-	mgr, err := controller.NewManager(cfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// Every test starts its own host in this one process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	if k.hostLogger != nil {
+		mgrOpts.Logger = *k.hostLogger
+	}
+	mgr, err := controller.NewManager(cfg, mgrOpts)
 	require.NoError(k.t, err, "creating the host's manager")
 	o := controller.Options{
 		ManifestDir:   manifestDir,
