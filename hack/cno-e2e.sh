@@ -23,6 +23,9 @@
 #
 # Environment: what hack/cno/prepare.sh reads, and
 #   CNO_E2E_RUN   a `go test -run` pattern (default: every scenario).
+#   CNO_E2E_PATCHED_BINARY  run the scenarios against this patched CNO binary
+#                 instead of building one (an earlier build, to show that a
+#                 scenario fails without a fix).
 #   KEEP_LOGS=1   keep the clusters' directories (CNO's log among them).
 set -euo pipefail
 
@@ -77,7 +80,11 @@ patched="$root/bin/cluster-network-operator-nmstate-$key"
 step "2. preparing the patched tree"
 PREPARE_PREFIX=cno-e2e "$root/hack/cno/prepare.sh" "$tree" "$logs" || fail "preparing CNO"
 t=$SECONDS
-if [ -x "$patched" ]; then
+if [ -n "${CNO_E2E_PATCHED_BINARY:-}" ]; then
+	patched="$(realpath "$CNO_E2E_PATCHED_BINARY")"
+	[ -x "$patched" ] || fail "CNO_E2E_PATCHED_BINARY $patched is not an executable"
+	step "   patched CNO: $patched, as CNO_E2E_PATCHED_BINARY says (not built from this checkout)"
+elif [ -x "$patched" ]; then
 	step "   patched CNO: cached ($patched)"
 else
 	step "   building the patched CNO"

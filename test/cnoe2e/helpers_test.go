@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -72,9 +73,9 @@ func (e *env) nmstateObjects() map[object]types.UID {
 var crdGVK = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
 
 // missing lists the objects of want that are gone, being deleted, or were
-// replaced (another UID).
+// replaced (another UID), or could not be read. It never fails the test
+// itself: the sampler calls it from a goroutine of its own.
 func (e *env) missing(want map[object]types.UID) []string {
-	e.t.Helper()
 	var out []string
 	for o, uid := range want {
 		u := &unstructured.Unstructured{}
@@ -84,7 +85,7 @@ func (e *env) missing(want map[object]types.UID) []string {
 		case apierrors.IsNotFound(err):
 			out = append(out, o.String()+" deleted")
 		case err != nil:
-			require.NoError(e.t, err)
+			out = append(out, fmt.Sprintf("%s unreadable: %v", o, err))
 		case u.GetDeletionTimestamp() != nil:
 			out = append(out, o.String()+" being deleted")
 		case u.GetUID() != uid:
@@ -149,8 +150,15 @@ type sampler struct {
 
 func (e *env) sample(want map[object]types.UID, graceFrom time.Time) *sampler {
 	s := &sampler{}
+	// Off the test's goroutine: nothing here may fail the test, so a
+	// failed read is one more problem the sample reports.
 	s.poller = poll(time.Second, func() bool {
-		probs := append(e.missing(want), falseClaims(e.operatorConditions(), graceFrom)...)
+		probs := e.missing(want)
+		if conds, err := devcluster.Conditions(e.ctx(), e.c); err != nil {
+			probs = append(probs, "the conditions unreadable: "+err.Error())
+		} else {
+			probs = append(probs, falseClaims(conds, graceFrom)...)
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.samples++
