@@ -22,12 +22,3 @@ func logChanges(ctx context.Context, previous, next []operv1.OperatorCondition) 
 		logger.Info("kubernetes-nmstate condition changed", "type", c.Type, "status", c.Status, "reason", c.Reason, "message", c.Message)
 	}
 }
-
-func findCondition(conds []operv1.OperatorCondition, typ string) *operv1.OperatorCondition {
-	for i := range conds {
-		if conds[i].Type == typ {
-			return &conds[i]
-		}
-	}
-	return nil
-}

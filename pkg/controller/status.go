@@ -79,16 +79,22 @@ func (r *Reconciler) writeStatus(ctx context.Context, previous, conditions []ope
 
 func conditionsUnchanged(previous, next []operv1.OperatorCondition) bool {
 	for _, n := range next {
-		found := false
-		for _, p := range previous {
-			if p.Type == n.Type {
-				found = p.Status == n.Status && p.Reason == n.Reason && p.Message == n.Message &&
-					p.LastTransitionTime.Equal(&n.LastTransitionTime)
-			}
-		}
-		if !found {
+		p := findCondition(previous, n.Type)
+		if p == nil || p.Status != n.Status || p.Reason != n.Reason || p.Message != n.Message ||
+			!p.LastTransitionTime.Equal(&n.LastTransitionTime) {
 			return false
 		}
 	}
 	return true
+}
+
+// findCondition is the condition of type typ in conds, nil when there is
+// none (condition types are unique: the list is a map keyed by type).
+func findCondition(conds []operv1.OperatorCondition, typ string) *operv1.OperatorCondition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
 }

@@ -152,8 +152,7 @@ func TestKeptRestoredWhileDisabled(t *testing.T) {
 	} {
 		require.True(t, k.exists(tc.obj, "", tc.name), "%T %s is not kept", tc.obj, tc.name)
 		uid := tc.obj.GetUID()
-		out, err := k.kubectl("delete", kindOf(tc.obj), tc.name, "--wait=false")
-		require.NoError(t, err, out)
+		require.NoError(t, k.c.Delete(k.ctx(), tc.obj))
 		require.True(t, waitUntil(func() bool {
 			return k.exists(tc.obj, "", tc.name) && tc.obj.GetUID() != uid && tc.obj.GetDeletionTimestamp() == nil
 		}), "%T %s was not restored while disabled", tc.obj, tc.name)
@@ -161,17 +160,4 @@ func TestKeptRestoredWhileDisabled(t *testing.T) {
 	k.requireRefused(t)
 	assert.False(t, k.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet), "restoring the kept objects ran the handler")
 	assert.Equal(t, []string{"bond0"}, nncpNames(t, k))
-}
-
-// kindOf is kubectl's resource name for the kept kinds.
-func kindOf(obj client.Object) string {
-	switch obj.(type) {
-	case *admissionregv1.ValidatingAdmissionPolicy:
-		return "validatingadmissionpolicy"
-	case *admissionregv1.ValidatingAdmissionPolicyBinding:
-		return "validatingadmissionpolicybinding"
-	case *rbacv1.ClusterRole:
-		return "clusterrole"
-	}
-	panic("no kubectl name for " + obj.GetObjectKind().GroupVersionKind().Kind)
 }

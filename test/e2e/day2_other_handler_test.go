@@ -42,6 +42,8 @@ func TestOtherHandlerOnNoNode(t *testing.T) {
 	a := k.conditions()[nmstate.ConditionAvailable]
 	assert.Equal(t, nmstate.ReasonManagedByStandaloneOperator, a.Reason)
 	assert.True(t, strings.HasPrefix(a.Message, "DaemonSet openshift-cnv/nmstate-handler runs on no node"), a.Message)
+	assert.Contains(t, a.Message, "stop whoever deployed DaemonSet openshift-cnv/nmstate-handler from deploying it", "its manager's handover, not an OLM uninstall")
+	assert.NotContains(t, a.Message, "uninstall the kubernetes-nmstate operator")
 	k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
 
 	out, err = k.kubectl("-n", "openshift-cnv", "patch", "daemonset", "nmstate-handler", "--type", "json",
