@@ -9,9 +9,7 @@ import (
 
 // TestMain runs the tests in a network namespace of their own, as the demo
 // runs: TestDemo's simulated pods have addresses only that namespace reaches.
+// It fails them if a process they started outlives them.
 func TestMain(m *testing.M) {
-	if code, reexeced := devcluster.RunIsolated(false); reexeced {
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
+	os.Exit(devcluster.RunTests(m))
 }

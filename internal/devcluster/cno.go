@@ -51,6 +51,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -65,6 +66,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
 )
 
 // CNONamespace is where CNO runs and keeps its ConfigMaps.
@@ -405,6 +408,7 @@ func (n *CNO) start() error {
 		return fmt.Errorf("starting CNO: %w", err)
 	}
 	n.proc = cmd.Process
+	_, _ = podproc.Track("cluster-network-operator (start "+strconv.Itoa(n.starts)+")", cmd.Process.Pid)
 	go func() {
 		err := cmd.Wait()
 		n.mu.Lock()

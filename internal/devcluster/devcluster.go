@@ -56,8 +56,11 @@ type Cluster struct {
 	AuditLog string
 	env      *envtest.Environment
 	procs    []*podproc.Process
-	stopOnce sync.Once
-	stopErr  error
+	// controlPlane are the process groups of every etcd and kube-apiserver
+	// this cluster started, restarts included: envtest tells no pid.
+	controlPlane []podproc.Tracked
+	stopOnce     sync.Once
+	stopErr      error
 }
 
 // openshiftCRDs are the CRDs openshift/api ships that the host and the
@@ -124,8 +127,11 @@ func Start(opts Options) (_ *Cluster, err error) {
 	}
 	c.env = &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: paths, CRDs: monitoring, ErrorIfPathMissing: true},
-		ControlPlane:          envtest.ControlPlane{Etcd: &envtest.Etcd{DataDir: filepath.Join(dir, "etcd")}},
+		// A loaded machine makes the start slower, not a failure (envtest's
+		// default is 20 s a component).
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		CRDInstallOptions:        envtest.CRDInstallOptions{Paths: paths, CRDs: monitoring, ErrorIfPathMissing: true},
+		ControlPlane:             envtest.ControlPlane{Etcd: &envtest.Etcd{DataDir: filepath.Join(dir, "etcd")}},
 	}
 	c.env.ControlPlane.GetAPIServer().CertDir = certDir
 	apiserver := c.env.ControlPlane.GetAPIServer().Configure()
@@ -157,7 +163,9 @@ func Start(opts Options) (_ *Cluster, err error) {
 		// them Ready at once.
 		apiserver.Set("disable-admission-plugins", "TaintNodesByCondition")
 	}
-	if err := c.withLogs(func() (err error) { c.Config, err = c.env.Start(); return err }); err != nil {
+	err = c.withLogs(func() (err error) { c.Config, err = c.env.Start(); return err })
+	c.trackControlPlane()
+	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
 	user, err := c.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
@@ -243,9 +251,12 @@ func nodeReady(n *corev1.Node) bool {
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		errs := []error{stopAll(c.procs)}
-		if c.env != nil && c.Config != nil {
+		// Also when the start failed: etcd may run, and a kube-apiserver
+		// that was slow to answer its health check.
+		if c.env != nil {
 			errs = append(errs, c.env.Stop())
 		}
+		errs = append(errs, c.killControlPlane())
 		errs = append(errs, os.RemoveAll(c.Dir))
 		c.stopErr = errors.Join(errs...)
 	})

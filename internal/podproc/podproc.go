@@ -128,6 +128,7 @@ func Run(name string, cmd *exec.Cmd, logPath string) (*Process, error) {
 		log.Close()
 		return nil, fmt.Errorf("starting %s (%s): %w", name, cmd.Path, err)
 	}
+	_, _ = Track(name, cmd.Process.Pid)
 	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait(); log.Close() }()
 	return p, nil

@@ -11,10 +11,8 @@ import (
 
 // TestMain runs the scenarios in a network namespace of their own, as
 // test/e2e does: CNO, the control plane, kwok and the operands' processes
-// share a loopback-only network that reaches nothing else.
+// share a loopback-only network that reaches nothing else. It fails them if
+// a process they started outlives them.
 func TestMain(m *testing.M) {
-	if code, reexeced := devcluster.RunIsolated(false); reexeced {
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
+	os.Exit(devcluster.RunTests(m))
 }

@@ -12,12 +12,10 @@ import (
 
 // TestMain runs the tests in a network namespace of their own (the
 // simulated pods' addresses are local there and nothing can leave the
-// machine), and sends the host's logs to stderr, which `go test` shows for
-// a failing test (and always with -v).
+// machine), sends the host's logs to stderr, which `go test` shows for a
+// failing test (and always with -v), and fails the tests if a process they
+// started outlives them.
 func TestMain(m *testing.M) {
-	if code, reexeced := devcluster.RunIsolated(false); reexeced {
-		os.Exit(code)
-	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true)))
-	os.Exit(m.Run())
+	os.Exit(devcluster.RunTests(m))
 }
