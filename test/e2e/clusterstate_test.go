@@ -81,10 +81,17 @@ func TestHostStandsByBesideEmbeddingCNO(t *testing.T) {
 	require.NoError(t, k.c.Status().Apply(k.ctx(), client.ApplyConfigurationFromUnstructured(network),
 		client.FieldOwner("cluster-network-operator/status-manager"), client.ForceOwnership))
 
-	// Rechecks every 100 ms: 2 s are some twenty reconciles, where a host
-	// that does not stand by creates the DaemonSet within the first.
+	// Rechecks every 100 ms; twenty reconciles that stood by, counted in
+	// the host's log, where a host that does not stand by creates the
+	// DaemonSet within the first.
+	logs := &logLines{}
+	k.hostLogger = logs.logger()
 	k.startHost(func(o *controller.Options) { o.RecheckInterval = 100 * time.Millisecond })
-	time.Sleep(2 * time.Second)
+	var stoodBy int
+	require.True(t, waitUntil(func() bool {
+		stoodBy = len(logs.matching("standing by"))
+		return stoodBy >= 20
+	}), "the host stood by %d times, not 20", stoodBy)
 	assert.False(t, k.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet), "the host applied beside CNO")
 	assert.Len(t, k.conditions(), 1, "the host wrote conditions beside CNO")
 }

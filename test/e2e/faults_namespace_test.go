@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,8 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/rest"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
@@ -25,6 +29,11 @@ import (
 // workloads are gone: not RollingOut, not AsExpected), each cause once and
 // bounded. Then everything comes back in a new namespace, and nothing of the
 // users' is lost.
+//
+// The host's apply of the Namespace is refused until the test has read a
+// status that says both workloads are gone: otherwise the host may recreate
+// them before it writes one, which is correct, and the window this test is
+// about would be left to chance.
 func TestFaultNamespaceDeleted(t *testing.T) {
 	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
@@ -32,7 +41,10 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 	// An hour of grace: the errors are never Degraded within this test, so
 	// only conditions written during the grace can show the change; the
 	// host used to write none then.
-	k.startHost(func(o *controller.Options) { o.FailureGrace = time.Hour })
+	block := &namespaceApplyBlock{}
+	cfg := rest.CopyConfig(k.cfg)
+	cfg.WrapTransport = block.wrap
+	k.startHostWith(cfg, func(o *controller.Options) { o.FailureGrace = time.Hour })
 	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
@@ -44,6 +56,7 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 	oldUID := ns.UID
 	history := k.recordEvents(networkList(), &appsv1.DaemonSetList{}, &appsv1.DeploymentList{})
 
+	block.refusing.Store(true)
 	out, err := k.kubectl("delete", "namespace", nmstate.Namespace, "--wait=false")
 	require.NoError(t, err, out)
 
@@ -56,6 +69,19 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 	lines := strings.Split(progressing.Message, "; ")
 	assert.Equal(t, len(lines), sets.New(lines...).Len(), "each cause once: %s", progressing.Message)
 	assert.LessOrEqual(t, len(progressing.Message), 1024+200, "bounded: %s", progressing.Message)
+
+	// Nothing can come back while the Namespace is refused: the host
+	// reports what is there.
+	gone := "waiting for the handler DaemonSet and webhook Deployment to be created"
+	require.True(t, waitUntil(func() bool {
+		progressing = k.conditions()[nmstate.ConditionProgressing]
+		return strings.Contains(progressing.Message, gone)
+	}), "the conditions never said that both workloads were gone; last Progressing: %+v", progressing)
+	assert.Equal(t, nmstate.ReasonRetrying, progressing.Reason)
+	assert.False(t, k.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet))
+	assert.False(t, k.exists(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment))
+	assert.Positive(t, block.refused.Load(), "the host never applied the Namespace while it was refused")
+	block.refusing.Store(false)
 
 	require.True(t, waitUntil(func() bool {
 		return k.exists(ns, "", nmstate.Namespace) && ns.UID != oldUID && ns.DeletionTimestamp == nil
@@ -77,8 +103,9 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 	}
 	assert.Equal(t, []string{"bond0"}, nncpNames(t, k))
 
-	// Every status written while the workloads were gone said so, and
-	// none was Degraded (the grace is an hour).
+	// None was Degraded (the grace is an hour), and none written while
+	// both workloads were gone said they were as expected; the one the
+	// test read above is in etcd's history too.
 	handler, webhook := true, true
 	sawGone := false
 	for _, e := range events {
@@ -91,10 +118,28 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 			conds := conditionsOf(t, o)
 			assert.NotEqual(t, operv1.ConditionTrue, conds[nmstate.ConditionDegraded].Status, "Degraded within the grace: %+v", conds[nmstate.ConditionDegraded])
 			p := conds[nmstate.ConditionProgressing]
-			if !handler && !webhook && strings.Contains(p.Message, "waiting for the handler DaemonSet and webhook Deployment to be created") {
-				sawGone = true
+			if !handler && !webhook {
+				assert.NotEqual(t, nmstate.ReasonAsExpected, p.Reason, "a status written while both workloads were gone: %+v", p)
+				sawGone = sawGone || strings.Contains(p.Message, gone)
 			}
 		}
 	}
-	assert.True(t, sawGone, "no status written while both workloads were gone said they were")
+	assert.True(t, sawGone, "the status that said both workloads were gone is not in the watched history")
+}
+
+// namespaceApplyBlock refuses the host's applies of its Namespace, with the
+// 503 an API server answers when it cannot serve, while refusing is set.
+type namespaceApplyBlock struct {
+	refusing atomic.Bool
+	refused  atomic.Int32
+}
+
+func (b *namespaceApplyBlock) wrap(rt http.RoundTripper) http.RoundTripper {
+	return devcluster.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if b.refusing.Load() && req.Method == http.MethodPatch && req.URL.Path == "/api/v1/namespaces/"+nmstate.Namespace {
+			b.refused.Add(1)
+			return statusResponse(req, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, nil), nil
+		}
+		return rt.RoundTrip(req)
+	})
 }

@@ -31,8 +31,10 @@ const (
 	// leaseNamespace and leaseName are `cno-nmstate run`'s defaults.
 	leaseNamespace = "openshift-network-operator"
 	leaseName      = "cno-nmstate-lock"
-	// oneWriterWindow is how long two hosts are watched side by side.
-	oneWriterWindow = 60 * time.Second
+	// standbyAttempts is how many times the second host must have tried to
+	// take the Lease while two hosts are watched side by side: some 60 s at
+	// one try per retry period, longer on a loaded machine.
+	standbyAttempts = 30
 	// leaseRetryPeriod is controller-runtime's default: the leader renews
 	// its Lease this often, which bounds the writes of leader election.
 	leaseRetryPeriod = 2 * time.Second
@@ -52,8 +54,8 @@ func (k *cluster) applyHostRBAC() {
 
 // TestRunOneWriter runs two `cno-nmstate run` processes with different
 // environments (handler images) against one cluster, both as CNO's service
-// account with only the host RBAC manifest. For 60 s from the second one's
-// start, the second writes nothing at all; the first, the leader, renews its
+// account with only the host RBAC manifest. From the second one's start
+// until it has tried to take the Lease 30 times, the second writes nothing at all; the first, the leader, renews its
 // Lease at most once per retry period and writes no condition; no condition
 // changes, nor the DaemonSet's or Deployment's spec. Then the first stops
 // and the second takes over with its own image, which shows it was able to
@@ -91,14 +93,20 @@ func TestRunOneWriter(t *testing.T) {
 	hostB := k.startRun(bin, "e2e:host-b", imageB)
 	require.True(t, waitUntil(func() bool { return len(k.hostRequests("e2e:host-b", start, time.Now())) > 0 }),
 		"the second host never reached the API server; its log:\n%s", hostB.Log())
-	time.Sleep(time.Until(start.Add(oneWriterWindow)))
+	// The window is counted in the standby's tries, not in seconds: a
+	// standby that never tried would prove nothing.
+	var tries int
+	require.True(t, waitFor(5*time.Minute, func() bool {
+		tries = len(matching(k.hostRequests("e2e:host-b", start, time.Now()), "leases", "get"))
+		return tries >= standbyAttempts
+	}), "the second host tried to take the Lease %d times, not %d; its log:\n%s", tries, standbyAttempts, hostB.Log())
 	end := time.Now()
 
 	leader, standby := k.hostRequests("e2e:host-a", start, end), k.hostRequests("e2e:host-b", start, end)
 	t.Logf("writes in %s with two hosts: leader %v, standby %v", end.Sub(start).Round(time.Second), writeCounts(leader), writeCounts(standby))
 	assert.Empty(t, matching(standby, "", writeVerbs...), "the host without the Lease wrote")
 	assert.Empty(t, matching(leader, "networks/status", writeVerbs...), "the leader wrote conditions with nothing to change")
-	assert.LessOrEqual(t, len(matching(leader, "leases", writeVerbs...)), int(oneWriterWindow/leaseRetryPeriod)+1,
+	assert.LessOrEqual(t, len(matching(leader, "leases", writeVerbs...)), int(end.Sub(start)/leaseRetryPeriod)+1,
 		"Lease writes beyond one renewal per retry period")
 	// The leader re-applies an object whose status a controller changed
 	// (a new resourceVersion); such an apply changes no spec.
