@@ -67,8 +67,7 @@ func TestDay2Kept(t *testing.T) {
 			return e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && ds.Labels[nmstate.OwnerLabel] == nmstate.Version
 		}), "CNO did not put the owner label back; %s", e.describeConditions())
 		// Another status pass for a wrong prune to show.
-		e.touchCNO()
-		time.Sleep(10 * time.Second)
+		e.reconciled()
 		now := &corev1.ServiceAccount{}
 		require.True(t, e.exists(now, nmstate.Namespace, "nmstate-handler"), "the running handler's account was pruned")
 		assert.Equal(t, account.UID, now.UID, "the running handler's account was recreated")

@@ -133,8 +133,7 @@ func TestOptInOnAWS(t *testing.T) {
 	t.Logf("%s: %s", nmstate.ConditionAvailable, off.Message)
 	assert.Contains(t, off.Message, "AWS", "the message names the platform")
 	// Another status pass, then nothing of kubernetes-nmstate is there.
-	e.touchCNO()
-	time.Sleep(10 * time.Second)
+	e.reconciled()
 	assert.False(t, e.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet), "no handler while off")
 	assert.False(t, e.exists(&apiextensionsv1.CustomResourceDefinition{}, "", nmstate.CRDNames[0]), "no CRD while off")
 	assert.Empty(t, e.nmstateObjects(), "no kubernetes-nmstate object among CNO's related objects while off")
@@ -157,13 +156,12 @@ func isNMStateRequest(pathAndQuery string) bool {
 }
 
 // perReconcile logs, as a figure, the requests one idle reconcile of CNO
-// sends for kubernetes-nmstate, by verb, and all it sends: a ConfigMap
-// change in CNO's namespace makes it reconcile once.
+// sends for kubernetes-nmstate, by verb, and all CNO sends meanwhile: a
+// ConfigMap change in CNO's namespace makes it reconcile once.
 func perReconcile(t *testing.T, e *env) {
-	time.Sleep(10 * time.Second) // let the rollout's reconciles end
+	e.reconciled() // the rollout's reconciles have ended
 	before := len(e.proxy.Requests())
-	e.touchCNO()
-	time.Sleep(20 * time.Second) // CNO's client sends about 5 requests a second
+	e.reconciled()
 	byVerb := map[string]int{}
 	nm, all := 0, 0
 	for _, r := range e.proxy.Requests()[before:] {
@@ -176,7 +174,7 @@ func perReconcile(t *testing.T, e *env) {
 			byVerb[r.Method]++
 		}
 	}
-	figure(t, "the 20 s after one ConfigMap change (one idle reconcile): %d requests for kubernetes-nmstate (%v) of %d in all", nm, byVerb, all)
+	figure(t, "one idle reconcile, from a ConfigMap change to its end: %d requests for kubernetes-nmstate (%v) of %d in all", nm, byVerb, all)
 	assert.NotZero(t, nm, "the reconcile applied kubernetes-nmstate")
 }
 

@@ -64,7 +64,9 @@ func TestBadConfigAndFailedRead(t *testing.T) {
 		deg := e.waitCondition(4*time.Minute, nmstate.ConditionDegraded, operv1.ConditionTrue, nmstate.ReasonInvalidConfig)
 		t.Logf("%s: %s", nmstate.ConditionDegraded, deg.Message)
 		assert.Contains(t, deg.Message, `"enabled"`, "the message names the bad value")
-		time.Sleep(15 * time.Second) // a few status passes: pruning is asynchronous
+		// Two more whole reconciles: pruning is asynchronous.
+		e.reconciled()
+		e.reconciled()
 		samples, problems := s.stop()
 		t.Logf("%d samples", samples)
 		assert.Empty(t, problems, "with a bad mode")
@@ -83,7 +85,7 @@ func TestBadConfigAndFailedRead(t *testing.T) {
 		})
 		t.Logf("after %s: conditions %s", badPlacement, e.describeConditions())
 		assert.True(t, ok, "the bad placement shows in the conditions")
-		time.Sleep(15 * time.Second)
+		e.reconciled()
 		samples, problems := s.stop()
 		t.Logf("%d samples", samples)
 		assert.Empty(t, problems, "with a bad handlerPlacement")
@@ -97,11 +99,10 @@ func TestBadConfigAndFailedRead(t *testing.T) {
 		began := time.Now()
 		s := e.sample(deployed, began)
 		e.proxy.SetFault(failNMStateReads)
-		// Make CNO reconcile during the fault, as any ConfigMap change in its
-		// namespace does, every 10 s.
-		for time.Since(began) < time.Minute {
-			e.touchCNO()
-			time.Sleep(10 * time.Second)
+		// Six whole reconciles of CNO's during the fault, each made by a
+		// ConfigMap change in its namespace.
+		for range 6 {
+			e.reconciled()
 		}
 		e.proxy.SetFault(nil)
 		injected := 0
@@ -110,8 +111,7 @@ func TestBadConfigAndFailedRead(t *testing.T) {
 				injected++
 			}
 		}
-		e.touchCNO()
-		time.Sleep(15 * time.Second)
+		e.reconciled()
 		samples, problems := s.stop()
 		t.Logf("%d samples; %d of CNO's reads failed by the proxy; conditions now: %s", samples, injected, e.describeConditions())
 		require.NotZero(t, injected, "the fault reached CNO")
@@ -130,10 +130,10 @@ func TestRestartWithBadConfig(t *testing.T) {
 	s := e.sample(deployed, time.Time{})
 	require.NoError(t, e.cno.Restart(""))
 	// The restarted CNO reconciles at once (its caches fill), then every
-	// status pass may prune: watch a minute of them, with ConfigMap events.
-	for i := 0; i < 6; i++ {
-		time.Sleep(10 * time.Second)
-		e.touchCNO()
+	// status pass may prune: watch six whole reconciles, made by ConfigMap
+	// events.
+	for range 6 {
+		e.reconciled()
 	}
 	samples, problems := s.stop()
 	t.Logf("%d samples after the restart; CNO started %d times; conditions: %s", samples, e.cno.Starts(), e.describeConditions())

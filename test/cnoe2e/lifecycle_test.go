@@ -119,8 +119,8 @@ func TestDisable(t *testing.T) {
 	figure(t, "mode Disabled to the handler and webhook deleted: %s", time.Since(began).Round(100*time.Millisecond))
 	avail := e.waitCondition(time.Minute, nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
 	t.Logf("%s: %s", nmstate.ConditionAvailable, avail.Message)
-	// Pruning is asynchronous: give it another status pass.
-	time.Sleep(10 * time.Second)
+	// Pruning is asynchronous: another whole reconcile, status pass included.
+	e.reconciled()
 	e.requireKept(kept, policy)
 	removed := e.missing(deployed)
 	t.Logf("removed by CNO: %s", strings.Join(removed, ", "))
@@ -186,4 +186,32 @@ func (e *env) touchCNO() {
 	}
 	require.NoError(e.t, e.c.Patch(e.ctx(), cm, client.RawPatch(types.MergePatchType,
 		[]byte(`{"data":{"at":"`+time.Now().Format(time.RFC3339Nano)+`"}}`))))
+}
+
+// What CNO's operconfig controller logs as a reconcile of the operator
+// config begins and as it ends without an error.
+const (
+	reconcileBegins = "Reconciling Network.operator.openshift.io cluster"
+	reconcileEnds   = "Operconfig Controller complete"
+)
+
+// reconciled touches CNO's namespace and waits until a reconcile that began
+// after the touch has ended (logged its end, or another began: CNO
+// reconciles the one operator config at a time), status pass and pruning
+// included. A window of "nothing happened" is counted in these, not in
+// seconds, so that a slow machine makes it longer, not emptier.
+func (e *env) reconciled() {
+	e.t.Helper()
+	mark := len(e.cno.Log())
+	e.touchCNO()
+	ok := waitFor(4*time.Minute, func() bool {
+		since := e.cno.Log()[mark:]
+		began := strings.Index(since, reconcileBegins)
+		if began < 0 {
+			return false
+		}
+		rest := since[began+len(reconcileBegins):]
+		return strings.Contains(rest, reconcileEnds) || strings.Contains(rest, reconcileBegins)
+	})
+	require.True(e.t, ok, "no reconcile of CNO's began and ended within 4 minutes of a touch; its log since:\n%s", tail(e.cno.Log()[mark:], 40))
 }

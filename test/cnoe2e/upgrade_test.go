@@ -99,8 +99,7 @@ func (e *env) waitPristineSettled() footprint {
 			slices.Contains(f.operatorConditions, "Available")
 	}), "CNO never wrote its status: %+v", f)
 	// One more status pass, so that what it writes has settled.
-	e.touchCNO()
-	time.Sleep(15 * time.Second)
+	e.reconciled()
 	return e.footprint()
 }
 
@@ -157,13 +156,12 @@ func TestUpgradeThenDowngrade(t *testing.T) {
 	require.NoError(t, e.cno.Restart(bins.pristine))
 	var down footprint
 	pruned := waitFor(4*time.Minute, func() bool {
-		e.touchCNO()
-		time.Sleep(2 * time.Second)
+		e.reconciled()
 		down = e.footprint()
 		return !slices.ContainsFunc(down.related, isNMState)
 	})
 	require.True(t, pruned, "the pristine CNO still relates kubernetes-nmstate's objects: %v", down.related)
-	time.Sleep(15 * time.Second) // its pruning deletes in the background
+	e.reconciled() // its pruning deletes in the background
 	down = e.footprint()
 	figure(t, "downgrade to kubernetes-nmstate unrelated: %s", time.Since(began).Round(100*time.Millisecond))
 	t.Logf("after the downgrade: namespaces %v", added(before.namespaces, down.namespaces))
@@ -213,10 +211,9 @@ func TestRunBeside(t *testing.T) {
 	})
 	require.True(t, waitFor(2*time.Minute, func() bool { return strings.Contains(host.Log(), "standing by") }),
 		"the host never said it stands by; its output:\n%s", tail(host.Log(), 40))
-	// A minute beside CNO, with CNO reconciling.
-	for i := 0; i < 6; i++ {
-		e.touchCNO()
-		time.Sleep(10 * time.Second)
+	// Six whole reconciles of CNO's beside it.
+	for range 6 {
+		e.reconciled()
 	}
 	exited, err := host.Exited()
 	require.False(t, exited, "cno-nmstate run exited: %v", err)
