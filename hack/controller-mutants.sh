@@ -2,7 +2,9 @@
 # hack/controller-mutants.sh: hand-made mutants of the host's safety rules in
 # pkg/controller and of run's leader election, each run against the
 # end-to-end tests that guard it (a real kube-apiserver and etcd from bin/).
-# A mutant is killed when those tests fail.
+# A mutant is killed when those tests fail, and the tests that failed pass
+# again on the unmutated code: a test that fails there too is flaky, which
+# proves nothing about the mutant, and the run stops on it.
 # The unmutated code must pass the same tests first, or nothing is proven.
 # Each mutant is applied to a copy of the checkout; this one is never touched.
 # Prints `controller_mutants_killed: <killed>/<total>` last; exits 1 if any lived.
@@ -60,7 +62,17 @@ for m in "${mutants[@]}"; do
 			echo "controller-mutants: $name does not compile; a mutant must" >&2
 			exit 1
 		fi
-		echo "controller-mutants: killed $name by $(grep -oE -- '--- FAIL: [A-Za-z0-9_]+' "$work/out.log" | sort -u | cut -d' ' -f3 | paste -sd,)"
+		failed="$(grep -oE -- '--- FAIL: [A-Za-z0-9_]+' "$work/out.log" | sort -u | cut -d' ' -f3 | paste -sd'|')"
+		# A panic or a timeout names no test: all of them run again.
+		failed="${failed:-$tests}"
+		mv "$work/out.log" "$work/mutant.log"
+		copy_checkout
+		if ! run_tests "$failed"; then
+			tail -n 30 "$work/out.log" >&2
+			echo "controller-mutants: FLAKY  $failed failed under $name and fail on the unmutated code too; fix the test first" >&2
+			exit 1
+		fi
+		echo "controller-mutants: killed $name by ${failed//|/,} (which pass again unmutated)"
 		killed=$((killed + 1))
 	fi
 done
