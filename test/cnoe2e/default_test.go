@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -187,21 +188,24 @@ func rolloutLatency(t *testing.T, e *env) {
 	ds := &appsv1.DaemonSet{}
 	require.True(t, e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
 	generation := ds.Generation
+	// Progressing went True and back to False since the patch when its
+	// transition time is the patch's or later, whether or not a sample
+	// fell in the rollout (transition times are in whole seconds).
+	patched := time.Now().Truncate(time.Second)
 	e.patchNetwork(`{"spec":{"logLevel":"Debug"}}`)
 	var rolledOut, reported time.Time
-	sawProgressing := false
+	var p operv1.OperatorCondition
 	require.True(t, waitFor(4*time.Minute, func() bool {
 		now := time.Now()
 		if rolledOut.IsZero() && e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && ds.Generation > generation && dsAvailable(ds) {
 			rolledOut = now
 		}
-		p := e.operatorConditions()[nmstate.ConditionProgressing]
-		sawProgressing = sawProgressing || p.Status == operv1.ConditionTrue
-		if sawProgressing && p.Status == operv1.ConditionFalse && reported.IsZero() {
+		p = e.operatorConditions()[nmstate.ConditionProgressing]
+		if p.Status == operv1.ConditionFalse && !p.LastTransitionTime.Before(&metav1.Time{Time: patched}) && reported.IsZero() {
 			reported = now
 		}
 		return !rolledOut.IsZero() && !reported.IsZero()
-	}), "the rollout for spec.logLevel never ended in the conditions (Progressing seen True: %v)", sawProgressing)
+	}), "the rollout for spec.logLevel never ended in the conditions; Progressing last: %+v", p)
 	figure(t, "a handler rollout (spec.logLevel) ended to %s=False: %s", nmstate.ConditionProgressing, reported.Sub(rolledOut).Round(100*time.Millisecond))
 	assert.False(t, reported.Before(rolledOut.Add(-time.Second)), "Progressing was False before the rollout ended")
 }

@@ -557,7 +557,6 @@ func runAPIFaults(t *testing.T, seed uint64, rate float64, opts ...hostOption) {
 	// an HA cluster, seeds 1 to 5 and this test's converged through the
 	// three steps in 25 s to 75 s; 30 s per step was too short for some
 	// (wait is longer now).
-	start := time.Now()
 	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
@@ -635,7 +634,6 @@ func runAPIFaults(t *testing.T, seed uint64, rate float64, opts ...hostOption) {
 	}
 	// Within FailureGrace, a fault is retried, not reported.
 	assert.Zero(t, degradedWrites, "transient faults reported as Degraded=True/Failed")
-	assert.Less(t, time.Since(start), 2*time.Minute, "bounded")
 	t.Logf("seed %d, rate %.2f: %d faults injected in %d host requests (%v); converged through enable, disable, enable in %s; deletes: %d, all of pruned objects; objects lost: 0; transient faults reported as Degraded=True/Failed %d times",
 		seed, rate, sum, total, injected, converged.Round(time.Millisecond), len(deletes), degradedWrites)
 }
