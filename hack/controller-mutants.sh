@@ -39,13 +39,20 @@ run_tests() {
 	(cd "$work/src" && go test -count=1 -timeout 10m -run "^($1)\$" ./test/e2e/) >"$work/out.log" 2>&1
 }
 
+# passes_unmutated TESTS MESSAGE: runs TESTS on a fresh copy of the
+# unmutated checkout; if they fail, shows the log's tail and MESSAGE, and
+# exits 1.
+passes_unmutated() {
+	copy_checkout
+	if ! run_tests "$1"; then
+		tail -n 30 "$work/out.log" >&2
+		echo "controller-mutants: $2" >&2
+		exit 1
+	fi
+}
+
 all_tests="$(printf '%s\n' "${mutants[@]}" | cut -d'~' -f5 | tr '|' '\n' | sort -u | paste -sd'|')"
-copy_checkout
-if ! run_tests "$all_tests"; then
-	tail -n 30 "$work/out.log" >&2
-	echo "controller-mutants: the unmutated code fails $all_tests; fix that first" >&2
-	exit 1
-fi
+passes_unmutated "$all_tests" "the unmutated code fails $all_tests; fix that first"
 echo "controller-mutants: unmutated code passes $all_tests"
 
 killed=0
@@ -65,13 +72,7 @@ for m in "${mutants[@]}"; do
 		failed="$(grep -oE -- '--- FAIL: [A-Za-z0-9_]+' "$work/out.log" | sort -u | cut -d' ' -f3 | paste -sd'|')"
 		# A panic or a timeout names no test: all of them run again.
 		failed="${failed:-$tests}"
-		mv "$work/out.log" "$work/mutant.log"
-		copy_checkout
-		if ! run_tests "$failed"; then
-			tail -n 30 "$work/out.log" >&2
-			echo "controller-mutants: FLAKY  $failed failed under $name and fail on the unmutated code too; fix the test first" >&2
-			exit 1
-		fi
+		passes_unmutated "$failed" "FLAKY  $failed failed under $name and fail on the unmutated code too; fix the test first"
 		echo "controller-mutants: killed $name by ${failed//|/,} (which pass again unmutated)"
 		killed=$((killed + 1))
 	fi
