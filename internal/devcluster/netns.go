@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
 )
 
 // The simulated cluster's addresses. Pods get addresses in podCIDR and
@@ -50,6 +52,10 @@ const (
 // With forwardAPI, the first API server the program starts is also served
 // on the same loopback address outside the namespace, so that a user's
 // kubectl reaches it with the kubeconfig the program writes (the demo).
+//
+// The second process records what it starts (podproc.RecordsEnv); once it
+// has exited, however it ended, the first kills what of that still runs and
+// says so, and fails.
 func RunIsolated(forwardAPI bool) (code int, reexeced bool) {
 	if os.Getenv(isolatedEnv) != "" {
 		if err := setUpNetwork(); err != nil {
@@ -69,7 +75,20 @@ func RunIsolated(forwardAPI bool) (code int, reexeced bool) {
 	}
 	cmd := exec.Command("unshare", append(append(args, "--", self), os.Args[1:]...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), isolatedEnv+"=1")
+	records, err := os.CreateTemp("", "process-records-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "creating the process records: %v\n", err)
+		return 1, true
+	}
+	records.Close()
+	defer os.Remove(records.Name())
+	cmd.Env = append(os.Environ(), isolatedEnv+"=1", podproc.RecordsEnv+"="+records.Name())
+	defer func() {
+		if err := podproc.KillRecorded(records.Name()); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: what the isolated process started outlived it: %v\n", err)
+			code = max(code, 1)
+		}
+	}()
 	var addrFile string
 	if forwardAPI {
 		f, err := os.CreateTemp("", "api-address-")

@@ -2,11 +2,14 @@ package podproc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -28,6 +31,12 @@ type Tracked struct {
 	start string
 }
 
+// RecordsEnv names a file to which Track also appends each record, a line
+// each, so that the process that started this one finds what it left if it
+// dies without stopping it: a test binary's timeout panic, a SIGKILL
+// (devcluster.RunIsolated reads it).
+const RecordsEnv = "CNO_NMSTATE_PROCESS_RECORDS"
+
 // Track records a process this program started by other means (envtest's
 // etcd and kube-apiserver), the leader of a process group of its own. It
 // returns false if the process is gone already.
@@ -40,7 +49,46 @@ func Track(name string, pid int) (Tracked, bool) {
 	started.mu.Lock()
 	defer started.mu.Unlock()
 	started.procs = append(started.procs, t)
+	if path := os.Getenv(RecordsEnv); path != "" {
+		if err := appendRecord(path, t); err != nil {
+			fmt.Fprintf(os.Stderr, "recording %s in %s: %v\n", name, path, err)
+		}
+	}
 	return t, true
+}
+
+func appendRecord(path string, t Tracked) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "%d %s %s\n", t.Pid, t.start, t.Name)
+	return errors.Join(err, f.Close())
+}
+
+// KillRecorded kills what still runs of the process groups recorded in path
+// (RecordsEnv) and says which those were; a missing file records nothing.
+func KillRecorded(path string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the process records: %w", err)
+	}
+	var errs []error
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, " ", 3)
+		if len(f) != 3 {
+			continue // an empty file, or a line cut short by a crash
+		}
+		pid, err := strconv.Atoi(f[0])
+		if err != nil {
+			return fmt.Errorf("process record %q: %w", line, err)
+		}
+		errs = append(errs, Tracked{Name: f[2], Pid: pid, start: f[1]}.Kill())
+	}
+	return errors.Join(errs...)
 }
 
 // Children are the pids of this process's children that run path: how a

@@ -1,6 +1,7 @@
 package podproc
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -74,4 +75,28 @@ func TestTrackedKill(t *testing.T) {
 
 	_, ok = Track("gone", 1<<30)
 	assert.False(t, ok, "no such process")
+}
+
+func TestKillRecorded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records")
+	t.Setenv(RecordsEnv, path)
+	cmd := exec.Command("sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	_, ok := Track("recorded sleep", cmd.Process.Pid)
+	require.True(t, ok)
+	// What a process that died mid-write leaves: a line cut short.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("123")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	err = KillRecorded(path)
+	require.Error(t, err, "it was running")
+	assert.Contains(t, err.Error(), "recorded sleep (process group")
+	assert.Error(t, cmd.Wait(), "killed")
+	assert.NoError(t, KillRecorded(path), "nothing left")
+	assert.NoError(t, KillRecorded(filepath.Join(t.TempDir(), "none")), "no records, nothing started")
 }
