@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
@@ -86,6 +87,39 @@ func stopAll(procs []*podproc.Process) error {
 	var errs []error
 	for i := len(procs) - 1; i >= 0; i-- {
 		errs = append(errs, procs[i].Stop())
+	}
+	return errors.Join(errs...)
+}
+
+// trackControlPlane records the etcd and kube-apiserver processes envtest
+// started, found among this process's children by their binaries: Stop
+// makes sure they are gone, and podproc.Leftovers reports any that is not.
+func (c *Cluster) trackControlPlane() {
+	for _, part := range []struct{ name, path string }{
+		{"etcd", c.env.ControlPlane.Etcd.Path},
+		{"kube-apiserver", c.env.ControlPlane.GetAPIServer().Path},
+	} {
+		if part.path == "" {
+			continue // not started
+		}
+		for _, pid := range podproc.Children(part.path) {
+			if slices.ContainsFunc(c.controlPlane, func(t podproc.Tracked) bool { return t.Pid == pid }) {
+				continue
+			}
+			if t, ok := podproc.Track(part.name+" of "+c.Dir, pid); ok {
+				c.controlPlane = append(c.controlPlane, t)
+			}
+		}
+	}
+}
+
+// killControlPlane kills what is left of the control plane's processes
+// after envtest stopped them, and says which were left: one that outlived
+// its stop would run on with no cluster directory.
+func (c *Cluster) killControlPlane() error {
+	var errs []error
+	for _, t := range c.controlPlane {
+		errs = append(errs, t.Kill())
 	}
 	return errors.Join(errs...)
 }

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-
-	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
 )
 
 // RestartAPIServer stops kube-apiserver as a restart of its static pod does
@@ -72,37 +69,4 @@ func (c *Cluster) withLogs(start func() error) (err error) {
 	etcd, api := c.env.ControlPlane.Etcd, c.env.ControlPlane.GetAPIServer()
 	etcd.Out, etcd.Err, api.Out, api.Err = etcdLog, etcdLog, apiLog, apiLog
 	return start()
-}
-
-// trackControlPlane records the etcd and kube-apiserver processes envtest
-// started, found among this process's children by their binaries: Stop
-// makes sure they are gone, and podproc.Leftovers reports any that is not.
-func (c *Cluster) trackControlPlane() {
-	for _, part := range []struct{ name, path string }{
-		{"etcd", c.env.ControlPlane.Etcd.Path},
-		{"kube-apiserver", c.env.ControlPlane.GetAPIServer().Path},
-	} {
-		if part.path == "" {
-			continue // not started
-		}
-		for _, pid := range podproc.Children(part.path) {
-			if slices.ContainsFunc(c.controlPlane, func(t podproc.Tracked) bool { return t.Pid == pid }) {
-				continue
-			}
-			if t, ok := podproc.Track(part.name+" of "+c.Dir, pid); ok {
-				c.controlPlane = append(c.controlPlane, t)
-			}
-		}
-	}
-}
-
-// killControlPlane kills what is left of the control plane's processes
-// after envtest stopped them, and says which were left: one that outlived
-// its stop would run on with no cluster directory.
-func (c *Cluster) killControlPlane() error {
-	var errs []error
-	for _, t := range c.controlPlane {
-		errs = append(errs, t.Kill())
-	}
-	return errors.Join(errs...)
 }
