@@ -30,10 +30,11 @@ import (
 // bounded. Then everything comes back in a new namespace, and nothing of the
 // users' is lost.
 //
-// The host's apply of the Namespace is refused until the test has read a
-// status that says both workloads are gone: otherwise the host may recreate
-// them before it writes one, which is correct, and the window this test is
-// about would be left to chance.
+// Both windows are made to last until the test has read the status written
+// in them: a finalizer of the test's keeps the namespace terminating, and
+// the host's apply of the Namespace is refused until the test has read a
+// status that says both workloads are gone (otherwise the host may recreate
+// them before it writes one, which is correct).
 func TestFaultNamespaceDeleted(t *testing.T) {
 	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
@@ -56,8 +57,12 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 	oldUID := ns.UID
 	history := k.recordEvents(networkList(), &appsv1.DaemonSetList{}, &appsv1.DeploymentList{})
 
+	// A finalizer of the test's keeps the emptied namespace terminating
+	// until the test has read what the host says meanwhile.
+	out, err := k.kubectl("patch", "namespace", nmstate.Namespace, "--type=merge", "-p", `{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`)
+	require.NoError(t, err, out)
 	block.refusing.Store(true)
-	out, err := k.kubectl("delete", "namespace", nmstate.Namespace, "--wait=false")
+	out, err = k.kubectl("delete", "namespace", nmstate.Namespace, "--wait=false")
 	require.NoError(t, err, out)
 
 	var progressing operv1.OperatorCondition
@@ -69,6 +74,8 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 	lines := strings.Split(progressing.Message, "; ")
 	assert.Equal(t, len(lines), sets.New(lines...).Len(), "each cause once: %s", progressing.Message)
 	assert.LessOrEqual(t, len(progressing.Message), 1024+200, "bounded: %s", progressing.Message)
+	out, err = k.kubectl("patch", "namespace", nmstate.Namespace, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	require.NoError(t, err, out)
 
 	// Nothing can come back while the Namespace is refused: the host
 	// reports what is there.
@@ -126,6 +133,9 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 	}
 	assert.True(t, sawGone, "the status that said both workloads were gone is not in the watched history")
 }
+
+// holdFinalizer is the test's own finalizer on the namespace it deletes.
+const holdFinalizer = "e2e.cno-nmstate.io/hold"
 
 // namespaceApplyBlock refuses the host's applies of its Namespace, with the
 // 503 an API server answers when it cannot serve, while refusing is set.
