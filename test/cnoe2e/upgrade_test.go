@@ -235,7 +235,7 @@ func TestRunBeside(t *testing.T) {
 			writes = append(writes, r.Method+" "+r.Path)
 		}
 	}
-	figure(t, "cno-nmstate run beside CNO for a minute: %d reads, %d writes for leader election, %d others", reads, lease, len(writes))
+	figure(t, "cno-nmstate run beside CNO through six of its reconciles: %d reads, %d writes for leader election, %d others", reads, lease, len(writes))
 	assert.Empty(t, writes, "what cno-nmstate run wrote beside CNO, leader election aside")
 	ds := &appsv1.DaemonSet{}
 	require.True(t, e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
