@@ -1,9 +1,9 @@
 package devcluster
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
@@ -30,8 +30,10 @@ func RunTests(m interface{ Run() int }) int {
 	if len(left) == 0 {
 		return code
 	}
-	fmt.Fprintf(os.Stderr, "FAIL: processes the tests started still ran %s after the last test ended (killed now):\n  %s\n",
-		leftoverGrace, strings.Join(left, "\n  "))
-	podproc.KillLeftovers()
+	var killed []error
+	for _, t := range left {
+		killed = append(killed, t.Kill())
+	}
+	fmt.Fprintf(os.Stderr, "FAIL: processes the tests started still ran %s after the last test ended:\n%v\n", leftoverGrace, errors.Join(killed...))
 	return 1
 }

@@ -137,31 +137,19 @@ func (t Tracked) Kill() error {
 	return fmt.Errorf("%s (process group %d: pids %v) was still running; killed", t.Name, t.Pid, members)
 }
 
-// Leftovers describes the recorded processes, and the members of their
-// process groups, that still run.
-func Leftovers() []string {
+// Leftovers are the recorded processes whose process groups still run;
+// Kill ends each and names what ran.
+func Leftovers() []Tracked {
 	procs := processes()
 	started.mu.Lock()
 	defer started.mu.Unlock()
-	var left []string
+	var left []Tracked
 	for _, t := range started.procs {
-		if members := t.running(procs); len(members) > 0 {
-			left = append(left, fmt.Sprintf("%s (process group %d: pids %v)", t.Name, t.Pid, members))
+		if len(t.running(procs)) > 0 {
+			left = append(left, t)
 		}
 	}
 	return left
-}
-
-// KillLeftovers ends the process groups Leftovers reports.
-func KillLeftovers() {
-	procs := processes()
-	started.mu.Lock()
-	defer started.mu.Unlock()
-	for _, t := range started.procs {
-		if len(t.running(procs)) > 0 {
-			_ = syscall.Kill(-t.Pid, syscall.SIGKILL)
-		}
-	}
 }
 
 type stat struct {

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,11 +13,11 @@ import (
 )
 
 // leftoverNamed are the Leftovers of the processes recorded as name.
-func leftoverNamed(name string) []string {
-	var out []string
-	for _, l := range Leftovers() {
-		if strings.HasPrefix(l, name+" ") {
-			out = append(out, l)
+func leftoverNamed(name string) []Tracked {
+	var out []Tracked
+	for _, t := range Leftovers() {
+		if t.Name == name {
+			out = append(out, t)
 		}
 	}
 	return out
@@ -37,11 +36,11 @@ func TestLeftovers(t *testing.T) {
 	}
 	left := leftoverNamed(name)
 	require.Len(t, left, 1, "a group member outlives its leader: still a leftover")
-	assert.Contains(t, left[0], "process group")
-
-	KillLeftovers()
+	err = left[0].Kill()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), name+" (process group")
 	require.Eventually(t, func() bool { return len(leftoverNamed(name)) == 0 }, 10*time.Second, 50*time.Millisecond,
-		"KillLeftovers left %v", leftoverNamed(name))
+		"Kill left %v", leftoverNamed(name))
 }
 
 func TestStoppedIsNoLeftover(t *testing.T) {
