@@ -163,9 +163,7 @@ func Start(opts Options) (_ *Cluster, err error) {
 		// them Ready at once.
 		apiserver.Set("disable-admission-plugins", "TaintNodesByCondition")
 	}
-	err = c.withLogs(func() (err error) { c.Config, err = c.env.Start(); return err })
-	c.trackControlPlane()
-	if err != nil {
+	if err := c.withLogs(func() (err error) { c.Config, err = c.env.Start(); return err }); err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
 	user, err := c.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)

@@ -19,9 +19,7 @@ func (c *Cluster) RestartAPIServer(whileDown func()) error {
 		return fmt.Errorf("stopping kube-apiserver: %w", err)
 	}
 	whileDown()
-	err := c.withLogs(api.Start)
-	c.trackControlPlane()
-	if err != nil {
+	if err := c.withLogs(api.Start); err != nil {
 		return fmt.Errorf("starting kube-apiserver again: %w", err)
 	}
 	return nil
@@ -38,9 +36,7 @@ func (c *Cluster) RestartEtcd(whileDown func()) error {
 		return fmt.Errorf("stopping etcd: %w", err)
 	}
 	whileDown()
-	err := c.withLogs(etcd.Start)
-	c.trackControlPlane()
-	if err != nil {
+	if err := c.withLogs(etcd.Start); err != nil {
 		return fmt.Errorf("starting etcd again: %w", err)
 	}
 	return nil
@@ -54,8 +50,11 @@ func (c *Cluster) EtcdURL() string {
 }
 
 // withLogs runs start with etcd's and kube-apiserver's output appended to
-// their logs in Dir; a started process keeps its own descriptors.
+// their logs in Dir (a started process keeps its own descriptors), then
+// records what it started, also when it failed half-way: every start and
+// restart of the control plane goes through here.
 func (c *Cluster) withLogs(start func() error) (err error) {
+	defer c.trackControlPlane()
 	etcdLog, err := os.OpenFile(filepath.Join(c.Dir, "etcd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("opening etcd's log: %w", err)

@@ -55,8 +55,9 @@ func (k *cluster) applyHostRBAC() {
 // TestRunOneWriter runs two `cno-nmstate run` processes with different
 // environments (handler images) against one cluster, both as CNO's service
 // account with only the host RBAC manifest. From the second one's start
-// until it has tried to take the Lease 30 times, the second writes nothing at all; the first, the leader, renews its
-// Lease at most once per retry period and writes no condition; no condition
+// until it has tried to take the Lease 30 times, the second writes nothing
+// at all; the first, the leader, renews its Lease at most once per retry
+// period and writes no condition; no condition
 // changes, nor the DaemonSet's or Deployment's spec. Then the first stops
 // and the second takes over with its own image, which shows it was able to
 // write all along.
