@@ -157,6 +157,7 @@ func TestKeptRestoredWhileDisabled(t *testing.T) {
 			return k.exists(tc.obj, "", tc.name) && tc.obj.GetUID() != uid && tc.obj.GetDeletionTimestamp() == nil
 		}), "%T %s was not restored while disabled", tc.obj, tc.name)
 	}
+	k.waitEnforced(t)
 	k.requireRefused(t)
 	assert.False(t, k.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet), "restoring the kept objects ran the handler")
 	assert.Equal(t, []string{"bond0"}, nncpNames(t, k))

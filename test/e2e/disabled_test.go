@@ -58,6 +58,20 @@ func (k *cluster) requireRefused(t *testing.T) {
 	}
 }
 
+// waitEnforced waits until the API server enforces a just created admission
+// policy and binding: its admission plugin loads them from its informers,
+// some time after the create returned. A server-side dry run goes through
+// admission and stores nothing, so waiting costs no bad policy.
+func (k *cluster) waitEnforced(t *testing.T) {
+	t.Helper()
+	var out string
+	require.True(t, waitUntil(func() bool {
+		var err error
+		out, err = k.kubectl("apply", "--dry-run=server", "-f", writeTemp(t, badPolicies[0].manifest))
+		return err != nil && strings.Contains(out, "nncp-validation-policy")
+	}), "the restored admission policy was never enforced; the last dry run: %s", out)
+}
+
 // requireValidationKept requires the admission policy and its binding to be
 // on the server and not being deleted.
 func (k *cluster) requireValidationKept(t *testing.T) {
