@@ -458,7 +458,7 @@ func (n *CNO) Restart(binary string) error {
 		n.logLine("restarting: SIGTERM")
 		_ = syscall.Kill(-proc.Pid, syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		n.mu.Lock()
 		started := n.starts > starts && n.proc != nil
@@ -468,7 +468,7 @@ func (n *CNO) Restart(binary string) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return errors.New("CNO was not started again within 60s")
+	return fmt.Errorf("CNO was not started again within 3 minutes (%d starts, %d before the restart)", n.Starts(), starts)
 }
 
 // Starts is how many times CNO was started.

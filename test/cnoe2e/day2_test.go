@@ -88,7 +88,7 @@ func TestDay2Kept(t *testing.T) {
 	t.Run("disabled, the admission policy deleted", func(t *testing.T) {
 		e.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
 		require.True(t, waitFor(4*time.Minute, func() bool { return !e.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet) }),
-			"CNO did not remove the handler")
+			"CNO did not remove the handler; %s", e.describeConditions())
 		vap := &admissionregv1.ValidatingAdmissionPolicy{}
 		require.True(t, e.exists(vap, "", nmstate.ValidationPolicy))
 		old := vap.UID

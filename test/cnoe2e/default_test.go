@@ -112,7 +112,7 @@ func TestDefaultOnBareMetal(t *testing.T) {
 	webhook := e.runOperand(nmstate.WebhookDeployment, "nmstate-webhook", "")
 	nns := &unstructured.Unstructured{}
 	nns.SetGroupVersionKind(nodeNetworkStateGVK)
-	require.True(t, waitFor(90*time.Second, func() bool { return e.exists(nns, "", "worker-0") }),
+	require.True(t, waitFor(3*time.Minute, func() bool { return e.exists(nns, "", "worker-0") }),
 		"upstream's handler reported no NodeNetworkState for worker-0; its log:\n%s", tail(handler.Log(), 40))
 	exited, err := webhook.Exited()
 	require.False(t, exited, "the webhook exited: %v\n%s", err, tail(webhook.Log(), 40))
@@ -138,7 +138,7 @@ func TestDefaultOnBareMetal(t *testing.T) {
 		require.Contains(t, conds, typ)
 	}
 	assert.Equal(t, operv1.ConditionFalse, conds[nmstate.ConditionDegraded].Status, "%+v", conds[nmstate.ConditionDegraded])
-	require.True(t, waitFor(30*time.Second, func() bool {
+	require.True(t, waitFor(3*time.Minute, func() bool {
 		co := e.clusterOperatorConditions()
 		for _, typ := range []string{nmstate.ConditionAvailable, nmstate.ConditionProgressing, nmstate.ConditionDegraded} {
 			if _, ok := co[typ]; !ok {

@@ -84,7 +84,7 @@ func TestBadConfigAndFailedRead(t *testing.T) {
 			return deg.Status == operv1.ConditionTrue || strings.Contains(e.operatorConditions()[nmstate.ConditionProgressing].Message, "Bogus")
 		})
 		t.Logf("after %s: conditions %s", badPlacement, e.describeConditions())
-		assert.True(t, ok, "the bad placement shows in the conditions")
+		assert.True(t, ok, "the bad placement never showed in the conditions; Degraded last: %+v", deg)
 		e.reconciled()
 		samples, problems := s.stop()
 		t.Logf("%d samples", samples)

@@ -244,7 +244,7 @@ func (e *env) runOperand(workload, container, node string) *podproc.Process {
 	e.t.Helper()
 	var p *podproc.Process
 	var err error
-	ok := waitFor(60*time.Second, func() bool {
+	ok := waitFor(3*time.Minute, func() bool {
 		pod, perr := devcluster.BoundPod(e.ctx(), e.c, workload, node)
 		if perr != nil || pod == nil {
 			err = perr

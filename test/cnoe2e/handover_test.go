@@ -126,7 +126,9 @@ func TestHandoverWithStandaloneOperator(t *testing.T) {
 	// OLM's uninstall: the CR (its objects go with it by owner reference),
 	// then the operator.
 	require.NoError(t, e.c.Delete(e.ctx(), cr, client.PropagationPolicy(metav1.DeletePropagationBackground)))
-	require.True(t, waitFor(2*time.Minute, func() bool { return !e.exists(cr.DeepCopy(), "", "nmstate") }), "the NMState CR was not deleted")
+	last := cr.DeepCopy()
+	require.True(t, waitFor(4*time.Minute, func() bool { return !e.exists(last, "", "nmstate") }),
+		"the NMState CR was not deleted; last seen with finalizers %v, deletion %v", last.GetFinalizers(), last.GetDeletionTimestamp())
 	stopOp()
 	began = time.Now()
 	e.waitCondition(5*time.Minute, nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)

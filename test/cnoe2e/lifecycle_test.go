@@ -115,7 +115,7 @@ func TestDisable(t *testing.T) {
 	ds, dep := &appsv1.DaemonSet{}, &appsv1.Deployment{}
 	require.True(t, waitFor(4*time.Minute, func() bool {
 		return !e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && !e.exists(dep, nmstate.Namespace, nmstate.WebhookDeployment)
-	}), "CNO did not remove the handler and webhook within 4 minutes")
+	}), "CNO did not remove the handler and webhook within 4 minutes; %s", e.describeConditions())
 	figure(t, "mode Disabled to the handler and webhook deleted: %s", time.Since(began).Round(100*time.Millisecond))
 	avail := e.waitCondition(time.Minute, nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
 	t.Logf("%s: %s", nmstate.ConditionAvailable, avail.Message)
@@ -152,8 +152,8 @@ func TestOperatorConfigDeleted(t *testing.T) {
 	// The garbage collector takes what the operator config owned; CNO's
 	// clusterconfig controller then recreates the config from the cluster
 	// Network, and CNO renders kubernetes-nmstate again.
-	collected := waitFor(2*time.Minute, func() bool {
-		cur := &appsv1.DaemonSet{}
+	cur := &appsv1.DaemonSet{}
+	collected := waitFor(4*time.Minute, func() bool {
 		return !e.exists(cur, nmstate.Namespace, nmstate.HandlerDaemonSet) || cur.UID != oldDS
 	})
 	samples, problems := s.stop()
@@ -165,7 +165,7 @@ func TestOperatorConfigDeleted(t *testing.T) {
 		}
 	}
 	assert.Empty(t, missing, "a kept object went at some sample")
-	assert.True(t, collected, "the garbage collector did not collect the handler DaemonSet owned by the deleted operator config")
+	assert.True(t, collected, "the garbage collector did not collect the handler DaemonSet owned by the deleted operator config; last seen with owners %v", cur.OwnerReferences)
 	e.requireKept(kept, policy)
 	recreated := &unstructured.Unstructured{}
 	recreated.SetGroupVersionKind(networkGVK)

@@ -125,7 +125,7 @@ func TestUpgradeThenDowngrade(t *testing.T) {
 	e.waitCondition(4*time.Minute, nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	figure(t, "upgrade (patched CNO started) to %s=True: %s", nmstate.ConditionAvailable, time.Since(began).Round(100*time.Millisecond))
 	var after footprint
-	require.True(t, waitFor(time.Minute, func() bool {
+	require.True(t, waitFor(3*time.Minute, func() bool {
 		after = e.footprint()
 		return slices.Contains(after.clusterOperatorConditions, nmstate.ConditionAvailable)
 	}), "the conditions never reached clusteroperator/network: %v", after.clusterOperatorConditions)

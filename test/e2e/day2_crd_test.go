@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -70,7 +71,9 @@ func TestCRDDeletionProtected(t *testing.T) {
 		require.NoError(t, err, out)
 		out, err = k.kubectl("delete", "crd", crd, "--wait=false")
 		require.NoError(t, err, out)
-		require.True(t, waitUntil(func() bool { return !k.crdKept(crd) }), "the annotated CRD was not deleted")
+		last := &apiextensionsv1.CustomResourceDefinition{}
+		require.True(t, waitUntil(func() bool { return !k.exists(last, "", crd) || last.DeletionTimestamp != nil }),
+			"the annotated CRD was not deleted; last seen with finalizers %v and annotations %v", last.Finalizers, last.Annotations)
 		// The others are still protected.
 		out, err = k.kubectl("delete", "crd", nmstate.CRDNames[1])
 		require.Error(t, err, out)

@@ -84,7 +84,7 @@ func TestKeptForPoliciesSurvivesDeletion(t *testing.T) {
 			ds := &appsv1.DaemonSet{}
 			require.True(t, waitUntil(func() bool {
 				return k.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && ds.UID != before.UID && ds.DeletionTimestamp == nil
-			}), "the handler DaemonSet never came back")
+			}), "the handler DaemonSet never came back; last seen: UID %s (deleted %s), deletion %v", ds.UID, before.UID, ds.DeletionTimestamp)
 			k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonKeptForExistingPolicies)
 			require.True(t, k.exists(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment), "the webhook was pruned")
 		})

@@ -87,14 +87,16 @@ func TestFaultControlPlaneAPIServerRestart(t *testing.T) {
 	kept := k.waitSnapshot(append(keptObjects(t), nncp(t, "bond0")))
 
 	k.patchNetwork(workerPlacement)
-	require.True(t, waitUntil(gate.holding), "the host never applied the new DaemonSet")
+	require.True(t, waitUntil(gate.holding), "the host never applied the new DaemonSet; its conditions: %+v", k.conditions())
 	start := time.Now()
+	var statusHeld bool
 	require.NoError(t, k.dc.RestartAPIServer(func() {
 		gate.release()
-		// The rest of the sync fails at once and its status path is held,
-		// unless the host writes none (then the Retrying check below fails).
-		waitFor(5*time.Second, func() bool { return gate.statusHeld.Load() > 0 })
+		// The rest of the sync fails at once and its status write is held
+		// until the server is back, so that it lands after the restart.
+		statusHeld = waitUntil(func() bool { return gate.statusHeld.Load() > 0 })
 	}))
+	require.True(t, statusHeld, "the host wrote no status for the failed sync while kube-apiserver was down; the held apply: %s", gate.result())
 	restarted := time.Since(start)
 	gate.recover()
 	require.Contains(t, gate.result(), "connection refused", "the DaemonSet's apply reached a server that was down")
@@ -156,12 +158,12 @@ func TestFaultControlPlaneEtcdStopped(t *testing.T) {
 	before := k.waitSnapshot(append(rendered(t, nmstate.Config{}, bareMetalHA), nncp(t, "bond0")))
 
 	k.patchNetwork(workerPlacement)
-	require.True(t, waitUntil(gate.holding), "the host never applied the new DaemonSet")
+	require.True(t, waitUntil(gate.holding), "the host never applied the new DaemonSet; its conditions: %+v", k.conditions())
 	start := time.Now()
 	require.NoError(t, k.dc.RestartEtcd(func() {
 		gate.release()
 		time.Sleep(etcdOutage) // the fault's duration
-		waitFor(time.Minute, gate.returned)
+		waitUntil(gate.returned)
 	}))
 	outage := time.Since(start)
 	require.Contains(t, gate.result(), "504", "kube-apiserver gave up on the DaemonSet's apply while etcd was down")
@@ -245,7 +247,7 @@ func TestFaultControlPlaneHostKilledMidRollout(t *testing.T) {
 
 	reconciles := &reconcileCounter{}
 	k.launchHost(k.cfg, withImage(bumpedImage), reconciles.option())
-	require.True(t, waitUntil(func() bool { return reconciles.n.Load() > 0 }), "the new host never reconciled")
+	require.True(t, waitUntil(func() bool { return reconciles.n.Load() > 0 }), "the new host never reconciled; conditions: %+v", k.conditions())
 	// A reconcile after a change the host watches has started once the
 	// first, its start-up reconcile with its status write, has finished.
 	reconciles.after(t, func() { k.patchNetwork(`{"metadata":{"annotations":{"e2e.cno-nmstate.io/touched":"true"}}}`) })

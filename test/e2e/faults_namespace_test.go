@@ -92,7 +92,7 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 
 	require.True(t, waitUntil(func() bool {
 		return k.exists(ns, "", nmstate.Namespace) && ns.UID != oldUID && ns.DeletionTimestamp == nil
-	}), "the host never recreated the namespace")
+	}), "the host never recreated the namespace; last seen: UID %s (deleted %s), phase %s, deletion %v", ns.UID, oldUID, ns.Status.Phase, ns.DeletionTimestamp)
 	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)

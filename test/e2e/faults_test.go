@@ -200,7 +200,7 @@ func TestFaultInvalidNetworkConfig(t *testing.T) {
 					reconciled := reconciles.n.Load()
 					err := k.setNMState(in.value)
 					if k.network().GetResourceVersion() != rv {
-						require.True(t, waitUntil(func() bool { return reconciles.n.Load() > reconciled }), "no reconcile after the change")
+						require.True(t, waitUntil(func() bool { return reconciles.n.Load() > reconciled }), "no reconcile after the change to %q (%d before and since)", in.value, reconciled)
 					}
 					switch v := schema.of(in); v {
 					case rejected:
@@ -353,7 +353,8 @@ func TestFaultInfrastructure(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			// The API server takes a moment to serve the new schema.
-			require.True(t, waitUntil(func() bool { return setStatus(unknown[name]) == nil }), "the relaxed CRD never accepted it")
+			var err error
+			require.True(t, waitUntil(func() bool { err = setStatus(unknown[name]); return err == nil }), "the relaxed CRD never accepted it: %v", err)
 			check(t, want)
 			healthy(t)
 		})
@@ -670,7 +671,7 @@ func TestFaultRestartMidApply(t *testing.T) {
 	cfg := rest.CopyConfig(k.cfg)
 	cfg.WrapTransport = gate.wrap
 	stop := k.runHost(cfg)
-	require.True(t, waitUntil(func() bool { return gate.held.Load() > 0 }), "the host never reached the held apply")
+	require.True(t, waitUntil(func() bool { return gate.held.Load() > 0 }), "the host never reached the held apply; its conditions: %+v", k.conditions())
 
 	// What the first host managed: the first half, in render order.
 	var firstHalf []*unstructured.Unstructured
@@ -793,7 +794,8 @@ func TestFaultFlapping(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w.follow(t, ctx, k)
-	require.True(t, waitUntil(func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.added == 1 }), "the watch never saw the handler")
+	added := 0
+	require.True(t, waitUntil(func() bool { w.mu.Lock(); defer w.mu.Unlock(); added = w.added; return added == 1 }), "the watch saw %d handlers added, not 1", added)
 
 	start := time.Now()
 	const patches = 100

@@ -46,7 +46,8 @@ func TestHandEditsBeyondOwnedFields(t *testing.T) {
 		require.True(t, k.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
 		c := ds.Spec.Template.Spec.Containers[0]
 		return c.Image == handlerImage && envValue(c, "NMSTATE_INSTANCE_NODE_LOCK_FILE") == "/var/k8s_nmstate/handler_lock"
-	}), "the host did not restore the image and the lock file it renders")
+	}), "the host did not restore the image and the lock file it renders; last seen: %s, lock file %q", ds.Spec.Template.Spec.Containers[0].Image,
+		envValue(ds.Spec.Template.Spec.Containers[0], "NMSTATE_INSTANCE_NODE_LOCK_FILE"))
 	restored := ds.Generation
 	assert.Equal(t, before+2, restored, "one generation for the edit, one for the restore")
 

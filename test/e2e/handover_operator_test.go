@@ -116,7 +116,7 @@ func handoverFromRealOperator(t *testing.T, operatorNamespace string, hostDown b
 		require.True(t, waitUntil(func() bool {
 			degraded = k.nmstateCondition("Degraded")
 			return degraded != ""
-		}), "the operator never reported on the NMState CR")
+		}), "the operator never reported on the NMState CR; it failed %d reconciles", op.failedReconciles())
 		waitFor(10*time.Second-time.Since(start), func() bool { return op.failedReconciles() >= 13 })
 		t.Logf("with the host down for %s the operator failed %d reconciles; the NMState CR's Degraded condition: %s",
 			time.Since(start).Round(time.Second), op.failedReconciles(), degraded)

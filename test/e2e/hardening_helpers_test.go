@@ -197,5 +197,5 @@ func (c *reconcileCounter) after(t *testing.T, change func()) {
 	t.Helper()
 	before := c.n.Load()
 	change()
-	require.True(t, waitUntil(func() bool { return c.n.Load() > before }), "no reconcile ran after the change")
+	require.True(t, waitUntil(func() bool { return c.n.Load() > before }), "no reconcile ran after the change (%d before and since)", before)
 }

@@ -61,7 +61,7 @@ func TestKnobsReachOperands(t *testing.T) {
 	require.True(t, waitUntil(func() bool {
 		return k.c.Get(k.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds) == nil &&
 			ds.Status.ObservedGeneration == ds.Generation && ds.Status.DesiredNumberScheduled > 0
-	}), "the DaemonSet controller never scheduled the handler")
+	}), "the DaemonSet controller never scheduled the handler; last seen: generation %d, status %+v", ds.Generation, ds.Status)
 	assert.EqualValues(t, 5, ds.Status.DesiredNumberScheduled, "every Linux node but worker-2, which the affinity excludes")
 	webhookNodes := map[string]bool{}
 	require.True(t, waitUntil(func() bool {

@@ -66,7 +66,7 @@ func TestRunOneWriter(t *testing.T) {
 	k.applyHostRBAC()
 	require.True(t, waitUntil(func() bool {
 		return k.allowed(hostUser, "update", leases, leaseNamespace, leaseName)
-	}), "the leader Role never took effect")
+	}), "the leader Role never took effect: %s may still not update Lease %s/%s", hostUser, leaseNamespace, leaseName)
 	t.Run("the Lease RBAC", func(t *testing.T) {
 		for _, a := range []access{
 			allow(hostUser, "create", leases, leaseNamespace, ""),
@@ -121,9 +121,11 @@ func TestRunOneWriter(t *testing.T) {
 	require.NoError(t, err, "the leader's exit on SIGTERM:\n%s", hostA.Log())
 	require.True(t, waitUntil(func() bool { return k.handlerImage() == imageB }),
 		"the second host never took over; its log:\n%s", hostB.Log())
+	var sinceEnd []hostRequest
 	assert.True(t, waitUntil(func() bool {
-		return len(matching(k.hostRequests("e2e:host-b", end, time.Now()), "networks/status", "patch")) > 0
-	}), "the new leader never wrote the conditions of its rollout")
+		sinceEnd = k.hostRequests("e2e:host-b", end, time.Now())
+		return len(matching(sinceEnd, "networks/status", "patch")) > 0
+	}), "the new leader never wrote the conditions of its rollout; its %d requests since: %v", len(sinceEnd), sinceEnd)
 
 	for _, h := range []*podproc.Process{hostA, hostB} {
 		assert.Empty(t, errorLines(h.Log()), "%s logged errors", h.Name)

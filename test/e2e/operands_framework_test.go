@@ -81,8 +81,16 @@ func requireRunning(t *testing.T, p *podproc.Process) {
 // applied says whether the nmstatectl stand-in was handed a state containing
 // text.
 func (o *operands) applied(text string) bool {
+	return strings.Contains(o.appliedLog(), text)
+}
+
+// appliedLog is what the stand-in nmstatectl was asked to apply so far.
+func (o *operands) appliedLog() string {
 	b, err := os.ReadFile(filepath.Join(o.NodeDir, "applied.log"))
-	return err == nil && strings.Contains(string(b), text)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 // kubectlApply applies manifest with the real kubectl, as a user would.

@@ -265,7 +265,7 @@ func TestOperandsRolloutHung(t *testing.T) {
 
 	// Several rechecks after that, with the clock still true, nothing is hung.
 	seen := reconciles.Load()
-	require.True(t, waitUntil(func() bool { return reconciles.Load() >= seen+3 }), "the host rechecks every second")
+	require.True(t, waitUntil(func() bool { return reconciles.Load() >= seen+3 }), "the host rechecked %d times, not 3", reconciles.Load()-seen)
 	conds := k.conditions()
 	assert.Equal(t, operv1.ConditionFalse, conds[nmstate.ConditionDegraded].Status, "not Degraded before the threshold: %+v", conds[nmstate.ConditionDegraded])
 	assert.Equal(t, nmstate.ReasonRollingOut, conds[nmstate.ConditionProgressing].Reason)
@@ -280,7 +280,7 @@ func TestOperandsRolloutHung(t *testing.T) {
 	// rollout started, not how long ago, so it is not written again.
 	offset.Store(int64(nmstate.RolloutHungAfter + 2*time.Minute))
 	seen = reconciles.Load()
-	require.True(t, waitUntil(func() bool { return reconciles.Load() >= seen+3 }), "the host rechecks every second")
+	require.True(t, waitUntil(func() bool { return reconciles.Load() >= seen+3 }), "the host rechecked %d times, not 3", reconciles.Load()-seen)
 	again := k.conditions()[nmstate.ConditionDegraded]
 	assert.Equal(t, degraded.Message, again.Message, "the message was rewritten as time passed")
 	assert.Equal(t, degraded.LastTransitionTime, again.LastTransitionTime)
@@ -398,10 +398,11 @@ func TestOperandsImageBump(t *testing.T) {
 		}
 		return out
 	}
+	var moments []moment
 	require.True(t, waitUntil(func() bool {
-		moments := replay(history.sorted())
+		moments = replay(history.sorted())
 		return len(moments) > 0 && moments[len(moments)-1].handlersNew == 6
-	}), "the watch never saw six ready handlers on the new image")
+	}), "the watch never saw six ready handlers on the new image; its last moments: %+v", moments[max(0, len(moments)-3):])
 	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	events := history.stop()
@@ -489,9 +490,11 @@ func TestOperandsDisableReEnable(t *testing.T) {
 	require.NoError(t, err, out)
 	k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
 	k.waitGone(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment)
+	var live int
 	require.True(t, waitUntil(func() bool {
-		return len(k.livePods(nmstate.HandlerDaemonSet))+len(k.livePods(nmstate.WebhookDeployment)) == 0
-	}), "the garbage collector and kwok remove the operands' pods")
+		live = len(k.livePods(nmstate.HandlerDaemonSet)) + len(k.livePods(nmstate.WebhookDeployment))
+		return live == 0
+	}), "the garbage collector and kwok did not remove the operands' pods: %d still live", live)
 	// The pods are gone: their containers stop, as their kubelets would stop them.
 	require.NoError(t, handler.Stop())
 	require.NoError(t, webhook.Stop())
@@ -519,14 +522,14 @@ func TestOperandsDisableReEnable(t *testing.T) {
 	handler = o.run(nmstate.HandlerDaemonSet, "worker-0")
 	require.True(t, waitUntil(func() bool {
 		return k.waitUnstructured("nmstate.io/v1beta1", "NodeNetworkState", "worker-0").GetResourceVersion() != nnsBefore
-	}), "the new handler reports worker-0's NodeNetworkState")
+	}), "the new handler never reported worker-0's NodeNetworkState: still resourceVersion %s; its log:\n%s", nnsBefore, handler.Log())
 	k.waitPolicyCondition("worker-0-dummy", "Available", "True")
 
 	// The kept policy's edit is stamped by the new webhook and applied by
 	// the new handler.
 	k.kubectlThroughWebhook("patch", "nncp", "worker-0-dummy", "--type=merge", "-p",
 		`{"spec":{"desiredState":{"interfaces":[{"name":"dummy0","type":"dummy","state":"up"},{"name":"dummy1","type":"dummy","state":"up"}]}}}`)
-	require.True(t, waitUntil(func() bool { return o.applied(`"name":"dummy1"`) }), "the new handler applies the kept policy's edit")
+	require.True(t, waitUntil(func() bool { return o.applied(`"name":"dummy1"`) }), "the new handler never applied the kept policy's edit; applied:\n%s", o.appliedLog())
 	k.waitPolicyCondition("worker-0-dummy", "Available", "True")
 	policy2 := k.nncpObject("worker-0-dummy")
 	assert.Equal(t, policy.GetUID(), policy2.GetUID())

@@ -88,7 +88,7 @@ func TestOperandsEnactPolicy(t *testing.T) {
 
 	out, err = k.kubectl("patch", "nncp", "worker-0-dummy", "--type=merge", "-p", `{"spec":{"desiredState":{"interfaces":[{"name":"dummy0","type":"dummy","state":"down"}]}}}`)
 	require.NoError(t, err, "once the policy is Available its spec may change: %s", out)
-	require.True(t, waitUntil(func() bool { return o.applied(`"state":"down"`) }), "the handler applies the edited policy")
+	require.True(t, waitUntil(func() bool { return o.applied(`"state":"down"`) }), "the handler never applied the edited policy; applied:\n%s", o.appliedLog())
 	k.waitPolicyCondition("worker-0-dummy", "Available", "True")
 	requireRunning(t, handler)
 	requireRunning(t, webhook)

@@ -335,11 +335,11 @@ func TestStandaloneOperatorHandover(t *testing.T) {
 	// deploys its own handler.
 	require.NoError(t, k.c.Delete(k.ctx(), nmstateCR))
 	require.NoError(t, k.c.Delete(k.ctx(), ds))
+	fresh := &appsv1.DaemonSet{}
 	require.True(t, waitUntil(func() bool {
-		fresh := &appsv1.DaemonSet{}
 		return k.exists(fresh, nmstate.Namespace, nmstate.HandlerDaemonSet) && fresh.UID != operatorHandler.UID &&
 			fresh.Labels[nmstate.OwnerLabel] == nmstate.Version
-	}), "the host never deployed its own handler")
+	}), "the host never deployed its own handler; last seen: UID %s (the operator's %s), labels %v", fresh.UID, operatorHandler.UID, fresh.Labels)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionTrue, nmstate.ReasonRollingOut)
 	for _, name := range nmstate.CRDNames {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -387,17 +387,16 @@ func TestHandlerRestored(t *testing.T) {
 	k.waitExists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet)
 
 	require.NoError(t, k.c.Delete(k.ctx(), ds))
+	fresh := &appsv1.DaemonSet{}
 	require.True(t, waitUntil(func() bool {
-		fresh := &appsv1.DaemonSet{}
 		return k.exists(fresh, nmstate.Namespace, nmstate.HandlerDaemonSet) && fresh.UID != ds.UID
-	}), "the deleted handler was not recreated")
+	}), "the deleted handler was not recreated; last seen: UID %s (deleted %s)", fresh.UID, ds.UID)
 
 	out, err := k.kubectl("-n", nmstate.Namespace, "set", "image", "daemonset/"+nmstate.HandlerDaemonSet, "nmstate-handler=evil.example.com/handler:1")
 	require.NoError(t, err, out)
 	require.True(t, waitUntil(func() bool {
-		fresh := &appsv1.DaemonSet{}
 		return k.exists(fresh, nmstate.Namespace, nmstate.HandlerDaemonSet) && fresh.Spec.Template.Spec.Containers[0].Image == handlerImage
-	}), "the edited image was not restored")
+	}), "the edited image was not restored; last seen: %s", fresh.Spec.Template.Spec.Containers[0].Image)
 }
 
 // 10. What a newer plugin no longer renders is pruned; CRDs never are.

@@ -675,7 +675,7 @@ func TestSecurityHostClusterRole(t *testing.T) {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "watch", Group: "operator.openshift.io", Resource: "networks", Name: "cluster"}}}
 		return k.clientFor(k.impersonating(hostUser)).Create(k.ctx(), review) == nil && review.Status.Allowed
-	}), "the host ClusterRole never took effect")
+	}), "the host ClusterRole never took effect: %s may still not watch networks.operator.openshift.io/cluster", hostUser)
 
 	// Every object any configuration renders, by the resource RBAC sees.
 	var everything []*unstructured.Unstructured
