@@ -35,7 +35,7 @@ import (
 )
 
 // handlerComponent is the label every kubernetes-nmstate handler carries,
-// ours (bindata 004-handler.yaml) and the standalone operator's (upstream's
+// ours (bindata 006-handler.yaml) and the standalone operator's (upstream's
 // deploy/handler/operator.yaml): the handler finds its peers by it in every
 // namespace (pkg/node NodesRunningNmstate), so it, not the name (which the
 // operator prefixes with HANDLER_PREFIX), is what makes a DaemonSet a handler.

@@ -414,7 +414,7 @@ func TestOperandsImageBump(t *testing.T) {
 	}
 	assert.Equal(t, 1, maxUnavailable, "at most one of six handlers (10%, rounded up) unavailable at any moment, and the rollout did replace them")
 	// Not asserted: the webhook Deployment is Recreate on purpose (see
-	// 005-webhook.yaml), and its failurePolicy Ignore keeps policies
+	// 007-webhook.yaml), and its failurePolicy Ignore keeps policies
 	// admitted while no replica runs.
 	t.Logf("ready webhook replicas at the worst moment of the rollout: %d", minWebhooks)
 
