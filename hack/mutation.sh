@@ -30,9 +30,9 @@
 # either) and names its rune test (code after a function literal on the same
 # line has none). The 3 left are constants, each applied by hand and
 # `go test ./pkg/nmstate/` run:
-#   errors.go:60:30     ARITHMETIC  summaryRoom = maxErrorText - len(...)  killed (TestSummarize, the byte-exact bounds)
-#   errors.go:60:30     INVERT_NEGATIVES  the same expression              killed (TestSummarize)
-#   status.go:35:29     ARITHMETIC  RolloutHungAfter = 15 * time.Minute   killed (TestConditionsEdges)
+#   errors.go:63:32     ARITHMETIC  summaryRoom = maxErrorText - len(...)  killed (TestSummarize, the byte-exact bounds)
+#   errors.go:63:32     INVERT_NEGATIVES  the same expression              killed (TestSummarize)
+#   status.go:15:29     ARITHMETIC  RolloutHungAfter = 15 * time.Minute   killed (TestConditionsEdges)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -9,23 +9,6 @@ import (
 	operv1 "github.com/openshift/api/operator/v1"
 )
 
-// Reasons are API: SREs alert and search on them, so they never change.
-const (
-	ReasonPlatformDefault             = "PlatformDefault"
-	ReasonPlatformNotDefault          = "PlatformNotDefault"
-	ReasonUserEnabled                 = "UserEnabled"
-	ReasonUserDisabled                = "UserDisabled"
-	ReasonManagedByStandaloneOperator = "ManagedByStandaloneOperator"
-	ReasonDefaultGateOff              = "DefaultGateOff"
-	ReasonKeptForExistingPolicies     = "KeptForExistingPolicies"
-
-	// Input problems: reported as Degraded, nothing deployed is changed.
-	ReasonInvalidConfig = "InvalidConfig"
-	ReasonMissingImage  = "MissingImage"
-	// ReasonFailed is any other error, e.g. the API server refusing an apply.
-	ReasonFailed = "Failed"
-)
-
 // Decision is whether kubernetes-nmstate runs, and why in words a user can act on.
 type Decision struct {
 	Enabled bool

@@ -10,29 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Condition types on network.operator.openshift.io/cluster. The prefix keeps
-// them apart from CNO's own Available/Progressing/Degraded.
-const (
-	ConditionAvailable   = "KubernetesNMStateAvailable"
-	ConditionProgressing = "KubernetesNMStateProgressing"
-	ConditionDegraded    = "KubernetesNMStateDegraded"
-)
-
-// Status reasons beyond the decision reasons.
-const (
-	ReasonAsExpected     = "AsExpected"
-	ReasonDeploying      = "Deploying"
-	ReasonRollingOut     = "RollingOut"
-	ReasonRolloutHung    = "RolloutHung"
-	ReasonRemoving       = "Removing"
-	ReasonNoHandlerNodes = "NoHandlerNodes"
-	ReasonKeptDeployed   = "KeptDeployed"
-	ReasonRetrying       = "Retrying"
-	// ReasonOtherHandlerNotRunning: the plugin defers to another manager's
-	// handler DaemonSet that runs on no node, so nobody enforces policies.
-	ReasonOtherHandlerNotRunning = "OtherHandlerNotRunning"
-)
-
 // RolloutHungAfter is how long Progressing may stay True before it is also
 // reported as Degraded.
 const RolloutHungAfter = 15 * time.Minute
