@@ -131,7 +131,7 @@ func TestVersion(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, run([]string{"version"}, &stdout, &stderr), stderr.String())
 	assert.Equal(t, "cno-nmstate: (devel)\n"+
-		"plugin: "+nmstate.Version+" (the "+nmstate.OwnerLabel+" label on what it renders)\n"+
+		"plugin: "+nmstate.PluginVersion+" (the "+nmstate.OwnerLabel+" label on what it renders)\n"+
 		"kubernetes-nmstate: "+bindata.KubernetesNMStateVersion+"\n"+
 		"go: "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH+"\n", stdout.String())
 	assert.Empty(t, stderr.String())

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/pkg/clusterstate"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -99,15 +100,13 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: leaseNamespace}}); err != nil {
 		return fmt.Errorf("creating CNO's namespace for the leader Lease: %w", err)
 	}
-	done, err := startHost(ctx, dc.Config, leaderElection(leaseNamespace, leaseName), controller.Options{ManifestDir: dir, DefaultOnGate: true,
-		Params: func(cfg nmstate.Config, cl nmstate.Cluster) nmstate.RenderParams {
-			return nmstate.NewRenderParams(cfg, cl, image, "demo")
-		}})
+	opts := controller.Options{ManifestDir: dir, DefaultOnGate: true, Images: nmstate.Images{Handler: image, ReleaseVersion: "demo"}}
+	done, err := startHost(ctx, dc.Config, leaderElection(leaseNamespace, leaseName), opts)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "== the plugin host is running under Lease %s/%s (a `cno-nmstate run` against this cluster waits for it)\n", leaseNamespace, leaseName)
-	if err := printDecision(ctx, c, stdout); err != nil {
+	if err := printDecision(ctx, c, opts, stdout); err != nil {
 		return err
 	}
 
@@ -308,8 +307,8 @@ func printConditions(ctx context.Context, c client.Client, w io.Writer) error {
 }
 
 // printDecision shows what the plugin decides from the cluster's objects,
-// through the same functions the host calls.
-func printDecision(ctx context.Context, c client.Client, w io.Writer) error {
+// through the same reads and the same call the host makes.
+func printDecision(ctx context.Context, c client.Client, opts controller.Options, w io.Writer) error {
 	network := &unstructured.Unstructured{}
 	network.SetGroupVersionKind(controller.NetworkGVK)
 	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, network); err != nil {
@@ -319,13 +318,12 @@ func printDecision(ctx context.Context, c client.Client, w io.Writer) error {
 	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, infra); err != nil {
 		return err
 	}
-	cfg, err := nmstate.ConfigFromNetwork(network)
-	if err != nil {
-		return err
+	res := nmstate.Render(nmstate.Input{Network: network, Infrastructure: nmstate.InfrastructureOf(infra), State: clusterstate.Read(ctx, c, c),
+		DefaultOnGate: opts.DefaultOnGate, Images: opts.Images, ManifestDir: opts.ManifestDir})
+	if res.Err != nil {
+		return res.Err
 	}
-	cluster := nmstate.ClusterFromInfrastructure(infra)
-	cluster.DefaultOnGate = true
-	d := nmstate.Decide(cfg, cluster)
+	d := res.Decision
 	fmt.Fprintf(w, "\n== decision: enabled=%v reason=%s\n  %s\n", d.Enabled, d.Reason, d.Message)
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+	"github.com/cno-nmstate/cno-nmstate/internal/hint"
 )
 
 // usageError is a mistake on the command line (an unknown or malformed flag,
@@ -67,5 +67,5 @@ func oneOf[T ~string](flagName, value string, valid []T) error {
 		}
 		names[i] = string(v)
 	}
-	return usageErrorf("-%s %q is not valid%s; valid values are %s", flagName, value, nmstate.CaseHint(value, valid), strings.Join(names, ", "))
+	return usageErrorf("-%s %q is not valid%s; valid values are %s", flagName, value, hint.Case(value, valid), strings.Join(names, ", "))
 }

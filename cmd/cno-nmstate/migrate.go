@@ -58,7 +58,7 @@ func migrateCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := nmstate.MigrateNMState(cr, current)
+	m, err := nmstate.MigrationFrom(cr, current)
 	if err != nil {
 		return err
 	}

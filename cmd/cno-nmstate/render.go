@@ -42,7 +42,7 @@ func renderCmd(args []string, stdout, stderr io.Writer) error {
 	// On a cluster an unknown platform or topology is taken as it is (off by
 	// default, highly available); on the command line it is far more likely
 	// a typo, so it is refused, naming the flag.
-	if err := oneOf("platform", *platform, nmstate.KnownPlatforms); err != nil {
+	if err := oneOf("platform", *platform, nmstate.KnownPlatforms()); err != nil {
 		return err
 	}
 	if err := oneOf("topology", *topology, infrastructureTopologies); err != nil {
@@ -56,37 +56,38 @@ func renderCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	infra := &configv1.Infrastructure{Status: configv1.InfrastructureStatus{
-		PlatformStatus:         &configv1.PlatformStatus{Type: configv1.PlatformType(*platform)},
-		ControlPlaneTopology:   configv1.TopologyMode(*controlPlane),
-		InfrastructureTopology: configv1.TopologyMode(*topology),
-	}}
-	cluster := nmstate.ClusterFromInfrastructure(infra)
-	cluster.DefaultOnGate = *gate
-	cluster.StandaloneOperator = *standalone
-
-	cfg, err := nmstate.ConfigFromNetwork(networkWithMode(*mode))
-	if err != nil {
-		return fmt.Errorf("-mode: %w", err)
+	in := nmstate.Input{
+		Network: networkWithMode(*mode),
+		Infrastructure: nmstate.Infrastructure{Platform: configv1.PlatformType(*platform),
+			ControlPlaneTopology: configv1.TopologyMode(*controlPlane), InfrastructureTopology: configv1.TopologyMode(*topology)},
+		DefaultOnGate: *gate,
+		Images:        nmstate.Images{Handler: *handlerImage, ReleaseVersion: *release},
 	}
-	decision := nmstate.Decide(cfg, cluster)
-	fmt.Fprintf(stderr, "decision: enabled=%v reason=%s\n%s\n", decision.Enabled, decision.Reason, decision.Message)
-	if !decision.Enabled {
-		return nil
+	if *standalone {
+		in.State.Other.ManagedBy = "the standalone kubernetes-nmstate operator (-standalone-operator)"
 	}
-	if *handlerImage == "" {
-		return usageErrorf("no handler image: pass -handler-image or set $%s", nmstate.EnvHandlerImage)
-	}
-
 	dir, cleanup, err := manifestDir(*manifests)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	objs, err := nmstate.Render(decision, nmstate.NewRenderParams(cfg, cluster, *handlerImage, *release), dir)
-	if err != nil {
-		return err
+	in.ManifestDir = dir
+	res := nmstate.Render(in)
+	if nmstate.ReasonOf(res.Err) == nmstate.ReasonInvalidConfig {
+		return fmt.Errorf("-mode: %w", res.Err)
 	}
+	decision := res.Decision
+	fmt.Fprintf(stderr, "decision: enabled=%v reason=%s\n%s\n", decision.Enabled, decision.Reason, decision.Message)
+	if !decision.Enabled {
+		return nil
+	}
+	if nmstate.ReasonOf(res.Err) == nmstate.ReasonMissingImage {
+		return usageErrorf("no handler image: pass -handler-image or set $%s", nmstate.EnvHandlerImage)
+	}
+	if res.Err != nil {
+		return res.Err
+	}
+	objs := res.Objects
 	for _, obj := range objs {
 		data, err := yaml.Marshal(obj.Object)
 		if err != nil {

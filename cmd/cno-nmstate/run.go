@@ -73,9 +73,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "running the kubernetes-nmstate host against %s with handler image %s, without leader election\n", cfg.Host, *handlerImage)
 	}
 	done, err := startHost(ctrl.SetupSignalHandler(), cfg, mgrOpts, controller.Options{ManifestDir: dir, DefaultOnGate: *gate,
-		Params: func(c nmstate.Config, cl nmstate.Cluster) nmstate.RenderParams {
-			return nmstate.NewRenderParams(c, cl, *handlerImage, *release)
-		}})
+		Images: nmstate.Images{Handler: *handlerImage, ReleaseVersion: *release}})
 	if err != nil {
 		return err
 	}

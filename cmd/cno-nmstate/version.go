@@ -18,7 +18,7 @@ func versionCmd(args []string, stdout, _ io.Writer) error {
 	}
 	// One "name: value" per line, for people and for grep alike.
 	_, err := fmt.Fprintf(stdout, "cno-nmstate: %s\nplugin: %s (the %s label on what it renders)\nkubernetes-nmstate: %s\ngo: %s %s/%s\n",
-		moduleVersion(), nmstate.Version, nmstate.OwnerLabel, bindata.KubernetesNMStateVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		moduleVersion(), nmstate.PluginVersion, nmstate.OwnerLabel, bindata.KubernetesNMStateVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return err
 }
 

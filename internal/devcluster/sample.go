@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
 // The objects a cluster starts with, and the status its controllers would
@@ -97,7 +98,7 @@ func Conditions(ctx context.Context, c client.Reader) (map[string]operv1.Operato
 		return nil, err
 	}
 	out := map[string]operv1.OperatorCondition{}
-	for _, cond := range controller.NetworkConditions(obj) {
+	for _, cond := range nmstate.NetworkConditions(obj) {
 		out[cond.Type] = cond
 	}
 	return out, nil

@@ -31,24 +31,6 @@ var (
 	nmstateCRGVK = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NMStateList"}
 )
 
-// Other is whoever else deploys kubernetes-nmstate.
-type Other struct {
-	// ManagedBy names it, for nmstate.Cluster.ManagedBy; empty when nobody
-	// does.
-	ManagedBy string
-	// NMState is the NMState CR that ManagedBy names, for
-	// nmstate.Cluster.StandaloneSettings; nil when ManagedBy names
-	// something else, or one of several CRs (the operator keeps the oldest
-	// and deletes the others, so that does not last).
-	NMState *unstructured.Unstructured
-	// Handler is the namespace/name of the handler DaemonSet that ManagedBy
-	// names, for nmstate.Cluster.OtherHandler; empty when it names the
-	// standalone operator. HandlerObject is that DaemonSet, read whole for
-	// its status (whether it runs any pod), for nmstate.Observed.OtherHandler.
-	Handler       string
-	HandlerObject *appsv1.DaemonSet
-}
-
 // OtherManager finds whoever else deploys kubernetes-nmstate: an NMState CR,
 // the OLM operator's Deployment, or a handler DaemonSet in any namespace that
 // is not the plugin's own. Only one handler may run per node, so CNO must
@@ -57,7 +39,7 @@ type Other struct {
 // uncached reader: these are rare, cluster-wide lookups not worth an
 // informer; each is label-selected or tiny and bounded by a limit. Read
 // calls it for the host and for CNO alike.
-func OtherManager(ctx context.Context, reader client.Reader) (Other, error) {
+func OtherManager(ctx context.Context, reader client.Reader) (nmstate.Other, error) {
 	crs := &unstructured.UnstructuredList{}
 	crs.SetGroupVersionKind(nmstateCRGVK)
 	// Two tell one CR from several.
@@ -65,11 +47,11 @@ func OtherManager(ctx context.Context, reader client.Reader) (Other, error) {
 	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
 		// No NMState CRD: no standalone operator's CR.
 	case err != nil:
-		return Other{}, fmt.Errorf("looking for NMState CRs: %w", err)
+		return nmstate.Other{}, fmt.Errorf("looking for NMState CRs: %w", err)
 	case len(crs.Items) > 0:
-		other := Other{ManagedBy: "the standalone kubernetes-nmstate operator (NMState CR " + crs.Items[0].GetName() + ")"}
+		other := nmstate.Other{ManagedBy: "the standalone kubernetes-nmstate operator (NMState CR " + crs.Items[0].GetName() + ")"}
 		if len(crs.Items) == 1 && crs.GetContinue() == "" {
-			other.NMState = &crs.Items[0]
+			other.StandaloneCR = &crs.Items[0]
 		}
 		return other, nil
 	}
@@ -77,10 +59,10 @@ func OtherManager(ctx context.Context, reader client.Reader) (Other, error) {
 	deployments := &metav1.PartialObjectMetadataList{}
 	deployments.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
 	if err := reader.List(ctx, deployments, operatorLabels, client.Limit(1)); err != nil {
-		return Other{}, fmt.Errorf("looking for a standalone kubernetes-nmstate operator: %w", err)
+		return nmstate.Other{}, fmt.Errorf("looking for a standalone kubernetes-nmstate operator: %w", err)
 	}
 	if len(deployments.Items) > 0 {
-		return Other{ManagedBy: "the standalone kubernetes-nmstate operator (Deployment " + objectName(&deployments.Items[0]) + ")"}, nil
+		return nmstate.Other{ManagedBy: "the standalone kubernetes-nmstate operator (Deployment " + objectName(&deployments.Items[0]) + ")"}, nil
 	}
 
 	handlers := &metav1.PartialObjectMetadataList{}
@@ -88,27 +70,27 @@ func OtherManager(ctx context.Context, reader client.Reader) (Other, error) {
 	// At most one of them is the plugin's own, so two are enough to find
 	// another one if there is any.
 	if err := reader.List(ctx, handlers, handlerLabels, client.Limit(2)); err != nil {
-		return Other{}, fmt.Errorf("looking for other kubernetes-nmstate handlers: %w", err)
+		return nmstate.Other{}, fmt.Errorf("looking for other kubernetes-nmstate handlers: %w", err)
 	}
 	for i := range handlers.Items {
 		ds := &handlers.Items[i]
-		if OwnHandler(ds) {
+		if nmstate.OwnHandler(ds) {
 			continue
 		}
-		other := Other{ManagedBy: "whoever deployed DaemonSet " + objectName(ds) + ", a kubernetes-nmstate handler the Cluster Network Operator did not render",
-			Handler: objectName(ds)}
+		other := nmstate.Other{ManagedBy: "whoever deployed DaemonSet " + objectName(ds) + ", a kubernetes-nmstate handler the Cluster Network Operator did not render",
+			HandlerName: objectName(ds)}
 		// One more read, only while another manager's handler defers the
 		// plugin: whether it runs anywhere is what its conditions report.
 		whole := &appsv1.DaemonSet{}
 		switch err := reader.Get(ctx, client.ObjectKeyFromObject(ds), whole); {
 		case err == nil:
-			other.HandlerObject = whole
+			other.Handler = whole
 		case !apierrors.IsNotFound(err):
-			return Other{}, fmt.Errorf("reading DaemonSet %s: %w", objectName(ds), err)
+			return nmstate.Other{}, fmt.Errorf("reading DaemonSet %s: %w", objectName(ds), err)
 		}
 		return other, nil
 	}
-	return Other{}, nil
+	return nmstate.Other{}, nil
 }
 
 func objectName(obj client.Object) string {
@@ -116,20 +98,4 @@ func objectName(obj client.Object) string {
 		return obj.GetName()
 	}
 	return obj.GetNamespace() + "/" + obj.GetName()
-}
-
-// OwnHandler tells the plugin's own handler DaemonSet from any other: its
-// name in its namespace, unless another controller controls it. The
-// standalone operator deploys its handler under the same name with a
-// controller reference to its NMState CR (and one that adopted the
-// plugin's handler sets one too); CNO's is to network.operator/cluster and
-// the host sets none. The owner label is not asked for: removed by hand, it
-// is back with the next apply, and taking the plugin's own handler for
-// another's would prune its account and RBAC from under its running pods.
-func OwnHandler(ds metav1.Object) bool {
-	if ds.GetNamespace() != nmstate.Namespace || ds.GetName() != nmstate.HandlerDaemonSet {
-		return false
-	}
-	owner := metav1.GetControllerOf(ds)
-	return owner == nil || nmstate.IsOperatorConfig(*owner)
 }

@@ -26,7 +26,7 @@ func TestOtherManager(t *testing.T) {
 	controlledBy := func(apiVersion, kind string) metav1.OwnerReference {
 		return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: "x", UID: "uid", Controller: ptr.To(true)}
 	}
-	ours := map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.Version}
+	ours := map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.PluginVersion}
 	theirs := map[string]string{"app": "kubernetes-nmstate", "component": "kubernetes-nmstate-handler"}
 	rendered := handler(nmstate.Namespace, nmstate.HandlerDaemonSet, ours)
 	cnao := handler("openshift-cnv", "nmstate-handler", theirs)
@@ -95,17 +95,17 @@ func TestOtherManager(t *testing.T) {
 			assert.Equal(t, tt.managed, got.ManagedBy)
 			if strings.HasPrefix(tt.managed, "whoever deployed DaemonSet ") {
 				assert.Equal(t, strings.TrimSuffix(strings.TrimPrefix(tt.managed, "whoever deployed DaemonSet "),
-					", a kubernetes-nmstate handler the Cluster Network Operator did not render"), got.Handler, "the handler is named for the message")
+					", a kubernetes-nmstate handler the Cluster Network Operator did not render"), got.HandlerName, "the handler is named for the message")
 			} else {
-				assert.Empty(t, got.Handler)
+				assert.Empty(t, got.HandlerName)
 			}
 			if tt.settings == "" {
-				assert.Nil(t, got.NMState)
+				assert.Nil(t, got.StandaloneCR)
 				return
 			}
-			require.NotNil(t, got.NMState)
-			assert.Equal(t, tt.settings, got.NMState.GetName())
-			assert.Equal(t, map[string]any{"logLevel": "debug"}, got.NMState.Object["spec"], "the CR is read whole")
+			require.NotNil(t, got.StandaloneCR)
+			assert.Equal(t, tt.settings, got.StandaloneCR.GetName())
+			assert.Equal(t, map[string]any{"logLevel": "debug"}, got.StandaloneCR.Object["spec"], "the CR is read whole")
 		})
 	}
 }

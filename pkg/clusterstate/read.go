@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"time"
 
-	operv1 "github.com/openshift/api/operator/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -34,37 +33,15 @@ var (
 	crdGVK      = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 )
 
-// State is what Read found.
-type State struct {
-	// Other is whoever else deploys kubernetes-nmstate; unknown when Err
-	// says OtherErr failed.
-	Other Other
-	// Handler and Webhook are the deployed workloads, nil when absent.
-	Handler *appsv1.DaemonSet
-	Webhook *appsv1.Deployment
-	// WorkloadsKnown is false when the workloads could not be read: the
-	// conditions then keep saying what they said, instead of "not created".
-	WorkloadsKnown bool
-	// Policies is how many NodeNetworkConfigurationPolicies exist (0 when
-	// their CRD is not served); -1 when unknown.
-	Policies int
-	// Installed is whether the plugin's policies CRD exists, for
-	// nmstate.Cluster.Installed.
-	Installed bool
-	// Err joins every failed read. Any of them stops the plugin from
-	// rendering this time, so that what is deployed stays as it is.
-	Err error
-}
-
-// Read reads the state. workloads reads the handler DaemonSet and the
+// Read reads what nmstate.Render needs of the cluster. workloads reads the handler DaemonSet and the
 // webhook Deployment (the host passes its cache, CNO its uncached client);
 // live reads the rest, which no cache holds. A failed read does not stop the
 // others: a failure to look for another manager must not hide a running
 // handler from the conditions.
-func Read(ctx context.Context, workloads, live client.Reader) State {
+func Read(ctx context.Context, workloads, live client.Reader) nmstate.State {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	s := State{Policies: -1}
+	s := nmstate.State{Policies: -1}
 	var errs []error
 	if err := ReadWorkloads(ctx, workloads, &s); err != nil {
 		errs = append(errs, err)
@@ -86,7 +63,7 @@ func Read(ctx context.Context, workloads, live client.Reader) State {
 
 // ReadWorkloads reads the handler DaemonSet and the webhook Deployment into
 // s, nil when absent, and sets s.WorkloadsKnown when both reads answered.
-func ReadWorkloads(ctx context.Context, c client.Reader, s *State) error {
+func ReadWorkloads(ctx context.Context, c client.Reader, s *nmstate.State) error {
 	s.Handler, s.Webhook, s.WorkloadsKnown = nil, nil, false
 	ds := &appsv1.DaemonSet{}
 	switch err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet}, ds); {
@@ -138,37 +115,12 @@ func CountPolicies(ctx context.Context, r client.Reader) (int, error) {
 func Installed(ctx context.Context, r client.Reader) (bool, error) {
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(crdGVK)
-	switch err := r.Get(ctx, client.ObjectKey{Name: nmstate.CRDNames[0]}, crd); {
+	switch err := r.Get(ctx, client.ObjectKey{Name: nmstate.CRDNames()[0]}, crd); {
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", nmstate.CRDNames[0], err)
+		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", nmstate.CRDNames()[0], err)
 	}
 	_, ours := crd.GetLabels()[nmstate.OwnerLabel]
 	return ours && crd.GetDeletionTimestamp() == nil, nil
-}
-
-// Observed is the state as nmstate.Conditions reads it.
-func (s State) Observed(previous []operv1.OperatorCondition, now time.Time) nmstate.Observed {
-	return nmstate.Observed{
-		Handler:          s.Handler,
-		Webhook:          s.Webhook,
-		WorkloadsUnknown: !s.WorkloadsKnown,
-		Policies:         s.Policies,
-		OtherHandler:     s.Other.HandlerObject,
-		Previous:         previous,
-		Now:              now,
-	}
-}
-
-// Apply sets what the decision reads of the state on c: who else manages
-// kubernetes-nmstate, with the NMState CR's settings, whether the plugin
-// runs it (its own handler exists, or previous, the Network's conditions,
-// say it last decided so: nmstate.WasOn), how many policies it would leave
-// unenforced, and whether it was installed.
-func (s State) Apply(c *nmstate.Cluster, previous []operv1.OperatorCondition) {
-	c.ManagedBy, c.StandaloneSettings, c.OtherHandler = s.Other.ManagedBy, s.Other.NMState, s.Other.Handler
-	c.Deployed = (s.Handler != nil && OwnHandler(s.Handler)) || nmstate.WasOn(previous)
-	c.Policies = s.Policies
-	c.Installed = s.Installed
 }

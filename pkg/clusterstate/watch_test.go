@@ -17,7 +17,7 @@ func TestHandlerSelector(t *testing.T) {
 		labels map[string]string
 		want   bool
 	}{
-		{"the plugin's handler", map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.Version}, true},
+		{"the plugin's handler", map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.PluginVersion}, true},
 		{"the standalone operator's handler", map[string]string{"component": "kubernetes-nmstate-handler", "app": "kubernetes-nmstate"}, true},
 		{"another DaemonSet", map[string]string{"app": "multus"}, false},
 		{"no labels", nil, false},
@@ -38,12 +38,12 @@ func TestOtherHandler(t *testing.T) {
 		want              bool
 	}{
 		{"the plugin's own", nmstate.Namespace, nmstate.HandlerDaemonSet,
-			map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.Version}, nil, false},
+			map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.PluginVersion}, nil, false},
 		{"the plugin's own, its owner label removed by hand", nmstate.Namespace, nmstate.HandlerDaemonSet, component, nil, false},
 		{"the standalone operator's, under the plugin's name", nmstate.Namespace, nmstate.HandlerDaemonSet, component, nmstateCR, true},
 		{"the standalone operator's, in its namespace", "openshift-operators", nmstate.HandlerDaemonSet, component, nmstateCR, true},
 		{"the owner label on a copy elsewhere", "openshift-cnv", nmstate.HandlerDaemonSet,
-			map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.Version}, nil, true},
+			map[string]string{"component": "kubernetes-nmstate-handler", nmstate.OwnerLabel: nmstate.PluginVersion}, nil, true},
 	}
 	for _, tt := range tests {
 		obj := &metav1.ObjectMeta{Namespace: tt.namespace, Name: tt.dsName, Labels: tt.labels, OwnerReferences: tt.owners}

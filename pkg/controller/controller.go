@@ -55,8 +55,10 @@ var (
 type Options struct {
 	// ManifestDir is the bindata root holding network/kubernetes-nmstate.
 	ManifestDir string
-	// Params builds the render parameters; nmstate.ParamsFromEnv by default.
-	Params func(nmstate.Config, nmstate.Cluster) nmstate.RenderParams
+	// Images are what the rendered workloads run: nmstate.ImagesFromEnv
+	// for a host run as CNO would run it; an empty handler image is
+	// reported as MissingImage.
+	Images nmstate.Images
 	// DefaultOnGate stands in for the KubernetesNMStateByDefault feature gate.
 	DefaultOnGate bool
 	// RecheckInterval is how often the host looks again without an event
@@ -92,9 +94,6 @@ type Reconciler struct {
 func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	if opts.ManifestDir == "" {
 		return nil, errors.New("ManifestDir is required")
-	}
-	if opts.Params == nil {
-		opts.Params = nmstate.ParamsFromEnv
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -150,7 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	// the cache, which holds them anyway.
 	state := clusterstate.Read(ctx, r.client, r.reader)
 	decision, syncErr := r.sync(ctx, network, state)
-	var inputErr *nmstate.Error
+	var inputErr *nmstate.InputError
 	badInput := errors.As(syncErr, &inputErr)
 	observed, obsErr := r.observe(ctx, network, state)
 	r.mu.Lock()
@@ -191,11 +190,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 // sync decides, renders, applies and prunes. On any input error or failed
 // read it returns before touching the cluster.
-func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructured, state clusterstate.State) (nmstate.Decision, error) {
-	cfg, err := nmstate.ConfigFromNetwork(network)
-	if err != nil {
-		return nmstate.Decision{}, err
-	}
+func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructured, state nmstate.State) (nmstate.Decision, error) {
 	infra := &configv1.Infrastructure{}
 	if err := r.client.Get(ctx, client.ObjectKey{Name: clusterName}, infra); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -203,16 +198,11 @@ func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructure
 		}
 		infra = nil
 	}
-	if state.Err != nil {
-		return nmstate.Decision{}, state.Err
-	}
-	cluster := nmstate.ClusterFromInfrastructure(infra)
-	cluster.DefaultOnGate = r.opts.DefaultOnGate
-	state.Apply(&cluster, NetworkConditions(network))
-	decision := nmstate.Decide(cfg, cluster)
-	objs, err := nmstate.Render(decision, r.opts.Params(cfg, cluster), r.opts.ManifestDir)
-	if err != nil {
-		return decision, err
+	res := nmstate.Render(nmstate.Input{Network: network, Infrastructure: nmstate.InfrastructureOf(infra), State: state,
+		DefaultOnGate: r.opts.DefaultOnGate, Images: r.opts.Images, ManifestDir: r.opts.ManifestDir})
+	decision, objs := res.Decision, res.Objects
+	if res.Err != nil {
+		return decision, res.Err
 	}
 	// Apply everything even when one object fails, so each retry makes
 	// progress on all of them; prune only once every apply has succeeded.

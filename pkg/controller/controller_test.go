@@ -6,6 +6,7 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -35,11 +36,12 @@ func TestEveryRenderedKindIsPrunableOrKept(t *testing.T) {
 		if topology == configv1.SingleReplicaTopologyMode {
 			infra = topology
 		}
-		c := nmstate.Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: topology, InfrastructureTopology: infra}
-		cfg := nmstate.Config{Mode: nmstate.ModeEnabled}
-		objs, err := nmstate.Render(nmstate.Decide(cfg, c), nmstate.NewRenderParams(cfg, c, "img", "1"), "../../bindata")
-		require.NoError(t, err)
-		for _, obj := range objs {
+		enabled := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"kubernetesNMState": map[string]any{"mode": "Enabled"}}}}
+		res := nmstate.Render(nmstate.Input{Network: enabled, Images: nmstate.Images{Handler: "img", ReleaseVersion: "1"}, ManifestDir: "../../bindata",
+			Infrastructure: nmstate.Infrastructure{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: topology, InfrastructureTopology: infra}})
+		require.NoError(t, res.Err)
+		require.NotEmpty(t, res.Objects)
+		for _, obj := range res.Objects {
 			gk := obj.GroupVersionKind().GroupKind()
 			assert.Contains(t, known, gk, "%s %s is neither prunable nor kept", gk, obj.GetName())
 			if obj.GroupVersionKind().GroupVersion() == MonitoringGroupVersion {

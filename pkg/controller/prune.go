@@ -102,7 +102,7 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 				continue
 			}
 			// The host sets no owner references: any controller is another.
-			switch nmstate.DecidePrune(gvk.Group, gvk.Kind, item.GetName(), item, false, false, func(metav1.OwnerReference) bool { return false }) {
+			switch nmstate.DecidePrune(nmstate.Unrendered{Group: gvk.Group, Kind: gvk.Kind, Name: item.GetName(), Live: item}) {
 			case nmstate.PruneAdopted:
 				if err := r.release(ctx, gvk, item); err != nil {
 					errs = append(errs, err)

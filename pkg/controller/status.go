@@ -16,27 +16,9 @@ import (
 // observe is what the conditions report after a sync: the workloads read
 // again from the cache, since the sync may have applied them, and the rest
 // as Read found it.
-func (r *Reconciler) observe(ctx context.Context, network *unstructured.Unstructured, state clusterstate.State) (nmstate.Observed, error) {
+func (r *Reconciler) observe(ctx context.Context, network *unstructured.Unstructured, state nmstate.State) (nmstate.Observed, error) {
 	err := clusterstate.ReadWorkloads(ctx, r.client, &state)
-	return state.Observed(NetworkConditions(network), r.opts.Now()), err
-}
-
-// NetworkConditions are the status conditions of a Network.operator read
-// unstructured; entries that do not decode are skipped.
-func NetworkConditions(network *unstructured.Unstructured) []operv1.OperatorCondition {
-	raw, _, _ := unstructured.NestedSlice(network.Object, "status", "conditions")
-	var out []operv1.OperatorCondition
-	for _, item := range raw {
-		m, ok := item.(map[string]any)
-		if !ok {
-			continue
-		}
-		var c operv1.OperatorCondition
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
-			out = append(out, c)
-		}
-	}
-	return out
+	return state.Observed(nmstate.NetworkConditions(network), r.opts.Now()), err
 }
 
 // liveConditions are the Network's conditions as the API server holds them.
@@ -46,7 +28,7 @@ func (r *Reconciler) liveConditions(ctx context.Context) ([]operv1.OperatorCondi
 	if err := r.reader.Get(ctx, client.ObjectKey{Name: clusterName}, network); err != nil {
 		return nil, fmt.Errorf("reading network.operator/cluster: %w", err)
 	}
-	return NetworkConditions(network), nil
+	return nmstate.NetworkConditions(network), nil
 }
 
 // writeStatus applies the three conditions under StatusFieldManager, and

@@ -35,7 +35,7 @@ func TestBoundedNameLimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, boundedName(tt.in))
-			c := Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.TopologyMode(tt.in),
+			c := cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.TopologyMode(tt.in),
 				InfrastructureTopology: configv1.HighlyAvailableTopologyMode}
 			assert.Contains(t, c.String(), "control plane topology "+tt.want+", ")
 		})
@@ -77,17 +77,17 @@ func TestUnenforcedCounts(t *testing.T) {
 		{1, "1 NodeNetworkConfigurationPolicy exists and is not enforced, as no kubernetes-nmstate handler runs; "},
 		{2, "2 NodeNetworkConfigurationPolicies exist and are not enforced, as no kubernetes-nmstate handler runs; "},
 	}
-	disabled := Decide(Config{Mode: ModeDisabled}, haCluster)
+	disabled := decide(Config{Mode: ModeDisabled}, haCluster)
 	standalone := haCluster
-	standalone.StandaloneOperator = true
-	managed := Decide(Config{}, standalone)
+	standalone.ManagedBy = standaloneOperator
+	managed := decide(Config{}, standalone)
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.policies), func(t *testing.T) {
 			assert.Equal(t, tt.want, unenforced(tt.policies))
-			available := find(Conditions(disabled, nil, Observed{Policies: tt.policies}), ConditionAvailable)
+			available := find(conditionsFor(disabled, nil, Observed{WorkloadsKnown: true, Policies: tt.policies}), ConditionAvailable)
 			assert.Equal(t, tt.want+disabled.Message, available.Message)
 			// The standalone operator's handler enforces them.
-			available = find(Conditions(managed, nil, Observed{Policies: tt.policies}), ConditionAvailable)
+			available = find(conditionsFor(managed, nil, Observed{WorkloadsKnown: true, Policies: tt.policies}), ConditionAvailable)
 			assert.Equal(t, managed.Message, available.Message)
 		})
 	}
@@ -105,14 +105,14 @@ func TestDecideNamesTheMode(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
 			assert.Equal(t, tt.want, modeName(tt.mode))
-			for _, c := range []Cluster{
+			for _, c := range []cluster{
 				haCluster,
 				{Platform: configv1.AWSPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
 					InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true},
 				{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
-					InfrastructureTopology: configv1.HighlyAvailableTopologyMode, StandaloneOperator: true},
+					InfrastructureTopology: configv1.HighlyAvailableTopologyMode, ManagedBy: standaloneOperator},
 			} {
-				d := Decide(Config{Mode: tt.mode}, c)
+				d := decide(Config{Mode: tt.mode}, c)
 				assert.Contains(t, d.Message, "topology HighlyAvailable, mode "+tt.want+")", c.String())
 			}
 		})
@@ -121,11 +121,11 @@ func TestDecideNamesTheMode(t *testing.T) {
 
 func TestConditionsEdges(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	enabled := Decide(Config{}, haCluster)
+	enabled := decide(Config{}, haCluster)
 	progressing := func(status operv1.ConditionStatus, since time.Duration) []operv1.OperatorCondition {
 		return []operv1.OperatorCondition{{Type: ConditionProgressing, Status: status, LastTransitionTime: metav1.NewTime(now.Add(-since))}}
 	}
-	badConfig := &Error{Reason: ReasonInvalidConfig, Err: assert.AnError}
+	badConfig := &InputError{Reason: ReasonInvalidConfig, Err: assert.AnError}
 	notSeen := webhook(2, 2, 2)
 	notSeen.Generation = 2
 
@@ -136,46 +136,46 @@ func TestConditionsEdges(t *testing.T) {
 		available, progressing, degrade want
 	}{
 		// The API is served only when both a handler pod and a webhook pod are available.
-		{name: "no handler pod available yet", observed: Observed{Handler: handler(1, 1, 3, 3, 0), Webhook: webhook(2, 2, 2)},
+		{name: "no handler pod available yet", observed: Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 0), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionFalse, ReasonDeploying, []string{"handler ready on 0 of 3 nodes"}},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "one handler pod available", observed: Observed{Handler: handler(1, 1, 3, 3, 1), Webhook: webhook(2, 2, 1)},
+		{name: "one handler pod available", observed: Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 1), Webhook: webhook(2, 2, 1)},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"handler ready on 1 of 3 nodes", "webhook 1 of 2 replicas available"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "invalid config with no handler pod available is not kept-deployed", err: badConfig,
-			observed:    Observed{Handler: handler(1, 1, 3, 3, 0), Webhook: webhook(2, 2, 2)},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 0), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionFalse, ReasonInvalidConfig, nil},
 			progressing: want{operv1.ConditionFalse, ReasonInvalidConfig, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonInvalidConfig, nil}},
 		{name: "invalid config with no webhook pod available is still kept-deployed: the handlers enforce policies", err: badConfig,
-			observed:    Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 0)},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 0)},
 			available:   want{operv1.ConditionTrue, ReasonKeptDeployed, nil},
 			progressing: want{operv1.ConditionFalse, ReasonInvalidConfig, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonInvalidConfig, nil}},
-		{name: "webhook Deployment not yet seen by its controller", observed: Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: notSeen},
+		{name: "webhook Deployment not yet seen by its controller", observed: Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: notSeen},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"handler ready on 3 of 3 nodes; webhook Deployment not yet picked up by its controller"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		// Hung means longer than RolloutHungAfter, not equal to it.
 		{name: "rolling out for exactly RolloutHungAfter is not hung",
-			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressing(operv1.ConditionTrue, RolloutHungAfter), Now: now},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressing(operv1.ConditionTrue, RolloutHungAfter), Now: now},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "rolling out a second longer than RolloutHungAfter is hung",
-			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressing(operv1.ConditionTrue, RolloutHungAfter+time.Second), Now: now},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressing(operv1.ConditionTrue, RolloutHungAfter+time.Second), Now: now},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonRolloutHung, []string{"has not finished in over 15m0s, since 2026-"}}},
 		{name: "a previous Progressing False does not time a rollout",
-			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressing(operv1.ConditionFalse, time.Hour), Now: now},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressing(operv1.ConditionFalse, time.Hour), Now: now},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "no current time, no verdict on a hung rollout",
-			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressing(operv1.ConditionTrue, time.Hour)},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressing(operv1.ConditionTrue, time.Hour)},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
@@ -186,7 +186,7 @@ func TestConditionsEdges(t *testing.T) {
 			if tt.err != nil {
 				d = Decision{}
 			}
-			conds := Conditions(d, tt.err, tt.observed)
+			conds := conditionsFor(d, tt.err, tt.observed)
 			require.Len(t, conds, 3)
 			for _, c := range []struct {
 				typ  string

@@ -10,46 +10,48 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Cluster is what the decision needs to know about the cluster beyond the
-// user's config.
-type Cluster struct {
+// Infrastructure is what the decision and the render read of
+// infrastructures.config.openshift.io/cluster: CNO's Bootstrap has these
+// fields already, the host reads them with InfrastructureOf. An empty or
+// unknown platform is simply not one where kubernetes-nmstate is on by
+// default (mode Enabled and Disabled still work), and an empty topology is
+// that of a cluster older than the topology fields: highly available.
+type Infrastructure struct {
 	Platform               configv1.PlatformType
 	ControlPlaneTopology   configv1.TopologyMode
 	InfrastructureTopology configv1.TopologyMode
-	// NoInfrastructure is set when there is no
-	// infrastructures.config.openshift.io/cluster at all, for the message:
-	// the platform is then unknown rather than "not reported".
-	NoInfrastructure bool
-	// StandaloneOperator is true while the OLM kubernetes-nmstate operator or
-	// an NMState CR is present. Only one handler may run per node, so CNO then
-	// stays out of the way whatever the mode says.
-	StandaloneOperator bool
-	// ManagedBy names whoever else deploys kubernetes-nmstate's handler, for
-	// the message (e.g. "the standalone kubernetes-nmstate operator
-	// (NMState CR nmstate)"); empty when nobody does. Non-empty, it defers CNO
-	// just as StandaloneOperator does, which is left for callers that know
-	// only that there is one (the render command's flag).
-	ManagedBy string
-	// StandaloneSettings is the NMState CR that ManagedBy names, as read
-	// (its spec is what matters), or nil when ManagedBy names something
-	// else. The message then gives the command that carries its settings
-	// into the Network (MigrateNMState), the first step of a handover.
-	StandaloneSettings *unstructured.Unstructured
-	// OtherHandler is the namespace/name of the handler DaemonSet that
-	// ManagedBy names, when that is what was found rather than the
-	// standalone operator: the way to hand over is then its manager's, not
-	// an OLM uninstall.
+	// Missing is set when there is no Infrastructure at all, for the
+	// message: the platform is then unknown rather than "not reported".
+	Missing bool
+}
+
+// cluster is everything the decision reads beyond the user's config, as
+// Render gathers it from its Input.
+type cluster struct {
+	Platform               configv1.PlatformType
+	ControlPlaneTopology   configv1.TopologyMode
+	InfrastructureTopology configv1.TopologyMode
+	NoInfrastructure       bool
+	// ManagedBy names whoever else deploys kubernetes-nmstate's handler
+	// (Other.ManagedBy); non-empty, it defers the plugin. StandaloneCR and
+	// OtherHandler say how to hand over: the NMState CR's settings to carry
+	// over, or the other manager's DaemonSet.
+	ManagedBy    string
+	StandaloneCR *unstructured.Unstructured
 	OtherHandler string
+	// CarryOver is what the migration code made of StandaloneCR, for the
+	// message: the command, or why there is none.
+	CarryOver carryOver
 	// DefaultOnGate is the staged-rollout lever (FeatureGate
 	// KubernetesNMStateByDefault): while false, an omitted mode means disabled
 	// on every platform; an explicit Enabled still works.
 	DefaultOnGate bool
 	// Deployed is whether this plugin runs kubernetes-nmstate: its handler
 	// DaemonSet exists, or the Available condition it last wrote was for a
-	// decision to run it (WasOn), which outlives a deleted DaemonSet or
+	// decision to run it (wasOn), which outlives a deleted DaemonSet or
 	// Namespace. Policies is how many NodeNetworkConfigurationPolicies
 	// exist. Together they keep a handler that enforces policies
-	// (DependsOnPolicies says when they matter).
+	// (dependsOnPolicies says when they matter).
 	Deployed bool
 	Policies int
 	// Installed is whether this plugin's policies CRD exists: it deployed
@@ -59,10 +61,17 @@ type Cluster struct {
 	Installed bool
 }
 
-// KnownPlatforms are the platform types of openshift/api's config/v1 this
+// carryOver is the oc command that carries an NMState CR's settings into
+// the Network, or the error that says why they cannot be.
+type carryOver struct {
+	Command string
+	Err     error
+}
+
+// knownPlatforms are the platform types of openshift/api's config/v1 this
 // release knows. Any other value (a platform newer than this release, or none
-// at all) is off by default, like every platform not in DefaultOnPlatforms.
-var KnownPlatforms = []configv1.PlatformType{
+// at all) is off by default, like every platform not in defaultOnPlatforms.
+var knownPlatforms = []configv1.PlatformType{
 	configv1.AWSPlatformType,
 	configv1.AzurePlatformType,
 	configv1.BareMetalPlatformType,
@@ -81,45 +90,32 @@ var KnownPlatforms = []configv1.PlatformType{
 	configv1.ExternalPlatformType,
 }
 
-// DefaultOnPlatforms are where node network configuration is routine, so the
+// defaultOnPlatforms are where node network configuration is routine, so the
 // nmstate API is there unless the user says otherwise.
-var DefaultOnPlatforms = []configv1.PlatformType{
+var defaultOnPlatforms = []configv1.PlatformType{
 	configv1.BareMetalPlatformType,
 	configv1.NonePlatformType,
 	configv1.VSpherePlatformType,
 }
 
-// ClusterFromInfrastructure reads infrastructures.config.openshift.io/cluster;
-// infra is nil when there is none. It never fails: kubernetes-nmstate is an
-// optional part of CNO, and an Infrastructure it cannot make sense of must not
-// fail CNO's Render. An empty or unknown platform is simply not one where
-// kubernetes-nmstate is on by default (mode Enabled and Disabled still work),
-// and empty topologies are those of clusters older than the topology fields:
-// highly available. The caller fills ManagedBy and DefaultOnGate.
-func ClusterFromInfrastructure(infra *configv1.Infrastructure) Cluster {
-	c := Cluster{
-		ControlPlaneTopology:   configv1.HighlyAvailableTopologyMode,
-		InfrastructureTopology: configv1.HighlyAvailableTopologyMode,
-	}
+// InfrastructureOf reads infrastructures.config.openshift.io/cluster; infra
+// is nil when there is none. It never fails: kubernetes-nmstate is an
+// optional part of CNO, and an Infrastructure it cannot make sense of must
+// not fail CNO's Render.
+func InfrastructureOf(infra *configv1.Infrastructure) Infrastructure {
 	if infra == nil {
-		c.NoInfrastructure = true
-		return c
+		return Infrastructure{Missing: true}
 	}
+	i := Infrastructure{ControlPlaneTopology: infra.Status.ControlPlaneTopology, InfrastructureTopology: infra.Status.InfrastructureTopology}
 	if infra.Status.PlatformStatus != nil {
-		c.Platform = infra.Status.PlatformStatus.Type
+		i.Platform = infra.Status.PlatformStatus.Type
 	}
-	if c.Platform == "" {
+	if i.Platform == "" {
 		// status.platform is deprecated but is all that clusters installed
 		// before 4.2 may have.
-		c.Platform = infra.Status.Platform
+		i.Platform = infra.Status.Platform
 	}
-	if t := infra.Status.ControlPlaneTopology; t != "" {
-		c.ControlPlaneTopology = t
-	}
-	if t := infra.Status.InfrastructureTopology; t != "" {
-		c.InfrastructureTopology = t
-	}
-	return c
+	return i
 }
 
 func join[T ~string](list []T) string {
@@ -133,19 +129,19 @@ func join[T ~string](list []T) string {
 // String is for messages: "platform BareMetal, control plane topology
 // HighlyAvailable, infrastructure topology HighlyAvailable". Values come from
 // the Infrastructure status, so they are quoted and bounded when unexpected.
-func (c Cluster) String() string {
+func (c cluster) String() string {
 	return fmt.Sprintf("platform %s, control plane topology %s, infrastructure topology %s",
 		c.platformName(), boundedName(string(c.ControlPlaneTopology)), boundedName(string(c.InfrastructureTopology)))
 }
 
-func (c Cluster) platformName() string {
+func (c cluster) platformName() string {
 	if c.Platform == "" && c.NoInfrastructure {
 		return "unknown (there is no infrastructures.config.openshift.io/cluster)"
 	}
 	if c.Platform == "" {
 		return "not reported by infrastructures.config.openshift.io/cluster"
 	}
-	if !slices.Contains(KnownPlatforms, c.Platform) {
+	if !slices.Contains(knownPlatforms, c.Platform) {
 		return quote(string(c.Platform)) + " (unknown to this release)"
 	}
 	return string(c.Platform)
@@ -161,3 +157,8 @@ func boundedName(s string) string {
 }
 
 func notLetter(r rune) bool { return !unicode.IsLetter(r) }
+
+// KnownPlatforms are the platform types this release knows, for a caller
+// that checks a platform it was given (the render command's flag). A copy:
+// no importer can change the decision table.
+func KnownPlatforms() []configv1.PlatformType { return slices.Clone(knownPlatforms) }

@@ -5,10 +5,14 @@ import (
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/stretchr/testify/assert"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func TestClusterFromInfrastructure(t *testing.T) {
+// InfrastructureOf, with the defaults newCluster gives empty topologies.
+func TestInfrastructureOf(t *testing.T) {
 	infra := func(status configv1.InfrastructureStatus) *configv1.Infrastructure {
 		return &configv1.Infrastructure{Status: status}
 	}
@@ -17,36 +21,36 @@ func TestClusterFromInfrastructure(t *testing.T) {
 	tests := []struct {
 		name  string
 		infra *configv1.Infrastructure
-		want  Cluster
+		want  cluster
 	}{
 		{name: "no Infrastructure at all", infra: nil,
-			want: Cluster{ControlPlaneTopology: ha, InfrastructureTopology: ha, NoInfrastructure: true}},
+			want: cluster{ControlPlaneTopology: ha, InfrastructureTopology: ha, NoInfrastructure: true}},
 		{name: "empty status", infra: infra(configv1.InfrastructureStatus{}),
-			want: Cluster{ControlPlaneTopology: ha, InfrastructureTopology: ha}},
+			want: cluster{ControlPlaneTopology: ha, InfrastructureTopology: ha}},
 		{name: "platformStatus with empty type", infra: infra(configv1.InfrastructureStatus{PlatformStatus: ps("")}),
-			want: Cluster{ControlPlaneTopology: ha, InfrastructureTopology: ha}},
+			want: cluster{ControlPlaneTopology: ha, InfrastructureTopology: ha}},
 		{name: "only the deprecated status.platform", infra: infra(configv1.InfrastructureStatus{Platform: configv1.BareMetalPlatformType}),
-			want: Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: ha, InfrastructureTopology: ha}},
+			want: cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: ha, InfrastructureTopology: ha}},
 		{name: "platformStatus wins over status.platform", infra: infra(configv1.InfrastructureStatus{Platform: configv1.AWSPlatformType,
 			PlatformStatus: ps(configv1.VSpherePlatformType)}),
-			want: Cluster{Platform: configv1.VSpherePlatformType, ControlPlaneTopology: ha, InfrastructureTopology: ha}},
+			want: cluster{Platform: configv1.VSpherePlatformType, ControlPlaneTopology: ha, InfrastructureTopology: ha}},
 		{name: "unknown platform is kept as it is", infra: infra(configv1.InfrastructureStatus{PlatformStatus: ps("Mainframe")}),
-			want: Cluster{Platform: "Mainframe", ControlPlaneTopology: ha, InfrastructureTopology: ha}},
+			want: cluster{Platform: "Mainframe", ControlPlaneTopology: ha, InfrastructureTopology: ha}},
 		{name: "single node", infra: infra(configv1.InfrastructureStatus{PlatformStatus: ps(configv1.NonePlatformType),
 			ControlPlaneTopology: configv1.SingleReplicaTopologyMode, InfrastructureTopology: configv1.SingleReplicaTopologyMode}),
-			want: Cluster{Platform: configv1.NonePlatformType, ControlPlaneTopology: configv1.SingleReplicaTopologyMode,
+			want: cluster{Platform: configv1.NonePlatformType, ControlPlaneTopology: configv1.SingleReplicaTopologyMode,
 				InfrastructureTopology: configv1.SingleReplicaTopologyMode}},
 		{name: "hosted", infra: infra(configv1.InfrastructureStatus{PlatformStatus: ps(configv1.KubevirtPlatformType),
 			ControlPlaneTopology: configv1.ExternalTopologyMode, InfrastructureTopology: ha}),
-			want: Cluster{Platform: configv1.KubevirtPlatformType, ControlPlaneTopology: configv1.ExternalTopologyMode,
+			want: cluster{Platform: configv1.KubevirtPlatformType, ControlPlaneTopology: configv1.ExternalTopologyMode,
 				InfrastructureTopology: ha}},
 		{name: "unknown topologies are kept as they are", infra: infra(configv1.InfrastructureStatus{PlatformStatus: ps(configv1.AWSPlatformType),
 			ControlPlaneTopology: "Triple", InfrastructureTopology: configv1.DualReplicaTopologyMode}),
-			want: Cluster{Platform: configv1.AWSPlatformType, ControlPlaneTopology: "Triple", InfrastructureTopology: configv1.DualReplicaTopologyMode}},
+			want: cluster{Platform: configv1.AWSPlatformType, ControlPlaneTopology: "Triple", InfrastructureTopology: configv1.DualReplicaTopologyMode}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, ClusterFromInfrastructure(tt.infra))
+			assert.Equal(t, tt.want, newCluster(Input{Infrastructure: InfrastructureOf(tt.infra)}, nil))
 		})
 	}
 }
@@ -54,23 +58,50 @@ func TestClusterFromInfrastructure(t *testing.T) {
 func TestClusterString(t *testing.T) {
 	tests := []struct {
 		name    string
-		cluster Cluster
+		cluster cluster
 		want    string
 	}{
-		{"known", Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "SingleReplica"},
+		{"known", cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "SingleReplica"},
 			"platform BareMetal, control plane topology HighlyAvailable, infrastructure topology SingleReplica"},
-		{"no platform", Cluster{ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable"},
+		{"no platform", cluster{ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable"},
 			"platform not reported by infrastructures.config.openshift.io/cluster, control plane topology HighlyAvailable, infrastructure topology HighlyAvailable"},
-		{"no Infrastructure", ClusterFromInfrastructure(nil),
+		{"no Infrastructure", newCluster(Input{Infrastructure: InfrastructureOf(nil)}, nil),
 			"platform unknown (there is no infrastructures.config.openshift.io/cluster), control plane topology HighlyAvailable, infrastructure topology HighlyAvailable"},
-		{"unknown platform", Cluster{Platform: "Mainframe", ControlPlaneTopology: "Triple", InfrastructureTopology: "HighlyAvailable"},
+		{"unknown platform", cluster{Platform: "Mainframe", ControlPlaneTopology: "Triple", InfrastructureTopology: "HighlyAvailable"},
 			`platform "Mainframe" (unknown to this release), control plane topology Triple, infrastructure topology HighlyAvailable`},
-		{"hostile values are quoted and cut", Cluster{Platform: "Evil\nPlatform", ControlPlaneTopology: configv1.TopologyMode(string(make([]byte, 200))), InfrastructureTopology: "a b"},
+		{"hostile values are quoted and cut", cluster{Platform: "Evil\nPlatform", ControlPlaneTopology: configv1.TopologyMode(string(make([]byte, 200))), InfrastructureTopology: "a b"},
 			`platform "Evil\nPlatform" (unknown to this release), control plane topology "` + strings.Repeat(`\x00`, 15) + `\x0...(802 bytes), infrastructure topology "a b"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, tt.cluster.String())
 		})
+	}
+}
+
+// Deployed holds while the plugin's own handler exists, or, once it is
+// gone, while the last Available condition was for running it.
+func TestNewClusterDeployed(t *testing.T) {
+	own := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: HandlerDaemonSet}}
+	elsewhere := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "openshift-cnv", Name: HandlerDaemonSet}}
+	kept := []operv1.OperatorCondition{{Type: ConditionAvailable, Status: operv1.ConditionTrue, Reason: ReasonKeptForExistingPolicies}}
+	disabled := []operv1.OperatorCondition{{Type: ConditionAvailable, Status: operv1.ConditionFalse, Reason: ReasonUserDisabled}}
+	tests := []struct {
+		name     string
+		handler  *appsv1.DaemonSet
+		previous []operv1.OperatorCondition
+		want     bool
+	}{
+		{"its handler runs", own, nil, true},
+		{"its handler deleted while kept for policies", nil, kept, true},
+		{"its handler deleted after a Disabled", nil, disabled, false},
+		{"never deployed", nil, nil, false},
+		{"another's handler is not its own", elsewhere, disabled, false},
+	}
+	for _, tt := range tests {
+		c := newCluster(Input{State: State{Handler: tt.handler, Policies: 3, Installed: true}}, tt.previous)
+		assert.Equal(t, tt.want, c.Deployed, tt.name)
+		assert.Equal(t, 3, c.Policies, tt.name)
+		assert.True(t, c.Installed, tt.name)
 	}
 }

@@ -1,5 +1,7 @@
 package nmstate
 
+import operv1 "github.com/openshift/api/operator/v1"
+
 // Condition types on network.operator.openshift.io/cluster. The prefix keeps
 // them apart from CNO's own Available/Progressing/Degraded.
 const (
@@ -13,13 +15,16 @@ const (
 
 // Reasons of the decision, which Available gives.
 const (
-	ReasonPlatformDefault             = "PlatformDefault"
-	ReasonPlatformNotDefault          = "PlatformNotDefault"
-	ReasonUserEnabled                 = "UserEnabled"
-	ReasonUserDisabled                = "UserDisabled"
-	ReasonManagedByStandaloneOperator = "ManagedByStandaloneOperator"
-	ReasonDefaultGateOff              = "DefaultGateOff"
-	ReasonKeptForExistingPolicies     = "KeptForExistingPolicies"
+	ReasonPlatformDefault    = "PlatformDefault"
+	ReasonPlatformNotDefault = "PlatformNotDefault"
+	ReasonUserEnabled        = "UserEnabled"
+	ReasonUserDisabled       = "UserDisabled"
+	// ReasonManagedElsewhere: another manager deploys kubernetes-nmstate
+	// (the standalone operator, OpenShift Virtualization's network addons
+	// operator, a DaemonSet made by hand); the message names it.
+	ReasonManagedElsewhere        = "ManagedElsewhere"
+	ReasonDefaultGateOff          = "DefaultGateOff"
+	ReasonKeptForExistingPolicies = "KeptForExistingPolicies"
 )
 
 // Reasons of an error that stopped the decision or the sync.
@@ -45,3 +50,13 @@ const (
 	// handler DaemonSet that runs on no node, so nobody enforces policies.
 	ReasonOtherHandlerNotRunning = "OtherHandlerNotRunning"
 )
+
+// find is the condition of type t in conds, nil when there is none.
+func find(conds []operv1.OperatorCondition, t string) *operv1.OperatorCondition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}

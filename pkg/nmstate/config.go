@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/hint"
 )
 
 // Mode is spec.kubernetesNMState.mode. It is an enum rather than a bool so
@@ -33,7 +35,7 @@ type Config struct {
 	// every Linux node, every taint tolerated, no affinity.
 	Handler Placement
 	// Infra places the webhook and every other Deployment. Nil fields mean
-	// the defaults, which depend on the control plane topology (RenderParams).
+	// the defaults, which depend on the control plane topology (renderParams).
 	Infra Placement
 	// ProbeDNSHost is the name the handler's DNS probe resolves; empty means
 	// upstream's default.
@@ -71,7 +73,7 @@ var validModes = []Mode{ModeEnabled, ModeDisabled}
 // ConfigFromNetwork reads spec.kubernetesNMState from the Network operator
 // config. An absent field means the defaults. Anything the CRD schema would
 // have rejected (an older CRD without the enum may have let it through) is an
-// *Error with ReasonInvalidConfig naming the bad value and the valid ones.
+// *InputError with ReasonInvalidConfig naming the bad value and the valid ones.
 func ConfigFromNetwork(network *unstructured.Unstructured) (Config, error) {
 	if network == nil {
 		return Config{}, nil
@@ -124,12 +126,12 @@ func parseLogLevel(v any) (operv1.LogLevel, error) {
 	if ok && (s == "" || slices.Contains(validLogLevels, operv1.LogLevel(s))) {
 		return operv1.LogLevel(s), nil
 	}
-	hint := ""
+	caseHint := ""
 	if ok {
-		hint = CaseHint(s, validLogLevels)
+		caseHint = hint.Case(s, validLogLevels)
 	}
 	return "", inputError(ReasonInvalidConfig, "%s is %s; valid values are %s (or omit it for Normal)%s",
-		fieldLogLevel, quote(v), strings.Join(quoted(validLogLevels), ", "), hint)
+		fieldLogLevel, quote(v), strings.Join(quoted(validLogLevels), ", "), caseHint)
 }
 
 // Verbose says whether the handler logs at debug level, with verbose
@@ -200,7 +202,7 @@ func parseMode(v any) (Mode, error) {
 			return m, nil
 		}
 	}
-	return "", inputError(ReasonInvalidConfig, "%s is %s; valid values are %s%s", fieldMode, quote(s), modeList(), CaseHint(s, validModes))
+	return "", inputError(ReasonInvalidConfig, "%s is %s; valid values are %s%s", fieldMode, quote(s), modeList(), hint.Case(s, validModes))
 }
 
 // parsePlacement reads the placement at field; linuxOnly says in a message

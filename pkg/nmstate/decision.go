@@ -15,7 +15,7 @@ type Decision struct {
 	Reason  string
 	Message string
 	// RestoreKept is set on a decision not to run kubernetes-nmstate on a
-	// cluster where the plugin deployed it before (Cluster.Installed), unless
+	// cluster where the plugin deployed it before (cluster.Installed), unless
 	// another manager is in charge (it renders its own): Render then renders
 	// what KeptOnDisable names, so that those are restored when deleted and
 	// their fields when edited, as while on.
@@ -30,14 +30,14 @@ const (
 	howToDisable = "to disable it, set spec.kubernetesNMState.mode to Disabled with: oc edit network.operator cluster"
 )
 
-// Decide implements the decision table of docs/decision-table.md.
-func Decide(cfg Config, c Cluster) Decision {
-	d := decide(cfg, c)
-	d.RestoreKept = !d.Enabled && c.Installed && d.Reason != ReasonManagedByStandaloneOperator
+// decide implements the decision table of docs/decision-table.md.
+func decide(cfg Config, c cluster) Decision {
+	d := tableDecision(cfg, c)
+	d.RestoreKept = !d.Enabled && c.Installed && d.Reason != ReasonManagedElsewhere
 	// A default that turns off (an upgrade, a gate, a removed mode) must not
 	// silently stop enforcing the policies users rely on: only an explicit
 	// Disabled removes a running handler that has policies to enforce.
-	if DependsOnPolicies(cfg, d) && c.Deployed && c.Policies > 0 {
+	if dependsOnPolicies(cfg, d) && c.Deployed && c.Policies > 0 {
 		return Decision{Enabled: true, Reason: ReasonKeptForExistingPolicies,
 			Message: fmt.Sprintf("%s, but it keeps running because %s would otherwise no longer be enforced; "+
 				"to remove it, set spec.kubernetesNMState.mode to Disabled with: oc patch network.operator cluster --type merge -p '{\"spec\":{\"kubernetesNMState\":{\"mode\":\"Disabled\"}}}'",
@@ -46,14 +46,14 @@ func Decide(cfg Config, c Cluster) Decision {
 	return d
 }
 
-// WasOn reports whether previous, the Network's conditions, say that the
+// wasOn reports whether previous, the Network's conditions, say that the
 // plugin last decided to run kubernetes-nmstate: its Available condition
-// has a reason that only such a decision gives. That is what Cluster.Deployed
+// has a reason that only such a decision gives. That is what cluster.Deployed
 // falls back to when the handler DaemonSet is gone, so that deleting it (or
 // its Namespace) does not turn off a handler kept for policies. An Available
 // written after a failed sync says what runs, not what was decided, and so
 // says nothing here.
-func WasOn(previous []operv1.OperatorCondition) bool {
+func wasOn(previous []operv1.OperatorCondition) bool {
 	c := find(previous, ConditionAvailable)
 	if c == nil {
 		return false
@@ -65,24 +65,20 @@ func WasOn(previous []operv1.OperatorCondition) bool {
 	return false
 }
 
-// DependsOnPolicies reports whether d, made with Cluster.Deployed and
-// Cluster.Policies unset, could change once they are read: only a default
+// dependsOnPolicies reports whether d, made with cluster.Deployed and
+// cluster.Policies unset, could change once they are read: only a default
 // that is off can be kept on by them. Callers read them only then, so a
 // cluster where kubernetes-nmstate is on never lists its policies.
-func DependsOnPolicies(cfg Config, d Decision) bool {
-	return !d.Enabled && cfg.Mode == ModeDefault && d.Reason != ReasonManagedByStandaloneOperator
+func dependsOnPolicies(cfg Config, d Decision) bool {
+	return !d.Enabled && cfg.Mode == ModeDefault && d.Reason != ReasonManagedElsewhere
 }
 
-func decide(cfg Config, c Cluster) Decision {
+func tableDecision(cfg Config, c cluster) Decision {
 	inputs := fmt.Sprintf("%s, mode %s", c, modeName(cfg.Mode))
 
-	if c.StandaloneOperator || c.ManagedBy != "" {
-		who := c.ManagedBy
-		if who == "" {
-			who = "the standalone kubernetes-nmstate operator (an NMState CR or the operator is present)"
-		}
+	if who := c.ManagedBy; who != "" {
 		return Decision{
-			Reason: ReasonManagedByStandaloneOperator,
+			Reason: ReasonManagedElsewhere,
 			Message: handoverMessage(fmt.Sprintf("kubernetes-nmstate is managed by %s, "+
 				"so the Cluster Network Operator deploys nothing: only one handler may run per node (%s); "+
 				"to hand over to the Cluster Network Operator, ", who, inputs), cfg, c),
@@ -106,17 +102,17 @@ func decide(cfg Config, c Cluster) Decision {
 		return Decision{Reason: ReasonPlatformNotDefault,
 			Message: fmt.Sprintf("kubernetes-nmstate is off by default with a hosted (External) control plane (%s); %s", inputs, howToEnable)}
 	}
-	if slices.Contains(DefaultOnPlatforms, c.Platform) {
+	if slices.Contains(defaultOnPlatforms, c.Platform) {
 		return Decision{Enabled: true, Reason: ReasonPlatformDefault,
 			Message: fmt.Sprintf("kubernetes-nmstate is on by default on %s (%s); %s", c.Platform, inputs, howToDisable)}
 	}
 	platform := string(c.Platform)
-	if !slices.Contains(KnownPlatforms, c.Platform) {
+	if !slices.Contains(knownPlatforms, c.Platform) {
 		platform = "platform " + c.platformName()
 	}
 	return Decision{Reason: ReasonPlatformNotDefault,
 		Message: fmt.Sprintf("kubernetes-nmstate is off by default on %s; it is on by default only on %s (%s); %s",
-			platform, join(DefaultOnPlatforms), inputs, howToEnable)}
+			platform, join(defaultOnPlatforms), inputs, howToEnable)}
 }
 
 // maxMessage bounds a decision's message, and so the Available condition's
@@ -126,7 +122,7 @@ const maxMessage = 1024
 // handoverMessage ends the message of a standalone operator in charge: how
 // to remove it, and first, for an NMState CR, the command that carries its
 // settings over, when it fits the message.
-func handoverMessage(start string, cfg Config, c Cluster) string {
+func handoverMessage(start string, cfg Config, c cluster) string {
 	remove := "remove it (the standalone operator: run `oc delete nmstates --all` and uninstall the kubernetes-nmstate operator); " +
 		"your NodeNetworkConfigurationPolicies are kept"
 	if c.OtherHandler != "" {
@@ -135,21 +131,20 @@ func handoverMessage(start string, cfg Config, c Cluster) string {
 		remove = "stop whoever deployed DaemonSet " + c.OtherHandler + " from deploying it (for an operator, its own setting for kubernetes-nmstate), " +
 			"then delete the DaemonSet if it stays; your NodeNetworkConfigurationPolicies are kept"
 	}
-	cr := c.StandaloneSettings
-	if cr == nil {
+	carry := c.CarryOver
+	switch {
+	case c.StandaloneCR == nil:
 		return start + remove
-	}
-	m, err := MigrateNMState(cr, cfg)
-	if err != nil {
+	case carry.Err != nil:
 		return start + "first set spec.kubernetesNMState yourself: the NMState CR's settings cannot be carried over as they are (" +
-			cut(err.Error(), maxMessage/3) + "); then " + remove
+			cut(carry.Err.Error(), maxMessage/3) + "); then " + remove
 	}
-	msg := start + "first carry the NMState CR's settings over with: " + m.Command + "; then " + remove
+	msg := start + "first carry the NMState CR's settings over with: " + carry.Command + "; then " + remove
 	if len(msg) <= maxMessage {
 		return msg
 	}
 	return start + fmt.Sprintf("first carry the NMState CR's settings over into spec.kubernetesNMState (the command, %d bytes, is too long for this message; "+
-		"the user guide's table \"From the NMState CR\" maps each field); then %s", len(m.Command), remove)
+		"the user guide's table \"From the NMState CR\" maps each field); then %s", len(carry.Command), remove)
 }
 
 // cut shortens s to at most n bytes, on a rune boundary.
@@ -170,7 +165,7 @@ func modeName(m Mode) string {
 // placementNote says where things run when that differs from the obvious:
 // with a hosted control plane everything, the webhook included, runs on the
 // hosted cluster's workers.
-func placementNote(c Cluster) string {
+func placementNote(c cluster) string {
 	if c.ControlPlaneTopology == configv1.ExternalTopologyMode {
 		return "; the control plane is hosted (External), so the handler and the webhook both run on this cluster's worker nodes"
 	}

@@ -90,14 +90,14 @@ func yesNo(b bool, yes, no string) string {
 	return no
 }
 
-// keptInputs are the combinations of Cluster.Deployed and Cluster.Policies
+// keptInputs are the combinations of cluster.Deployed and cluster.Policies
 // that matter: only both together keep a handler.
 var keptInputs = []struct {
 	deployed bool
 	policies int
 }{{false, 0}, {false, 3}, {true, 0}, {true, 1}}
 
-func withoutPolicies(c Cluster) Cluster {
+func withoutPolicies(c cluster) cluster {
 	c.Deployed, c.Policies = false, 0
 	return c
 }
@@ -105,15 +105,18 @@ func withoutPolicies(c Cluster) Cluster {
 func TestDecideMatchesDecisionTable(t *testing.T) {
 	rows := readDecisionTable(t)
 	checked := 0
-	for _, platform := range append(slices.Clone(KnownPlatforms), unknownPlatforms...) {
+	for _, platform := range append(slices.Clone(knownPlatforms), unknownPlatforms...) {
 		for _, mode := range allModes {
 			for _, cp := range append(slices.Clone(allControlPlaneTopology), unknownTopology) {
 				for _, infra := range allInfrastructureTopology {
 					for _, standalone := range []bool{false, true} {
 						for _, gate := range []bool{false, true} {
 							for _, kept := range keptInputs {
-								c := Cluster{Platform: platform, ControlPlaneTopology: cp, InfrastructureTopology: infra,
-									StandaloneOperator: standalone, DefaultOnGate: gate, Deployed: kept.deployed, Policies: kept.policies}
+								c := cluster{Platform: platform, ControlPlaneTopology: cp, InfrastructureTopology: infra,
+									DefaultOnGate: gate, Deployed: kept.deployed, Policies: kept.policies}
+								if standalone {
+									c.ManagedBy = standaloneOperator
+								}
 								modeCell := string(mode)
 								if mode == ModeDefault {
 									modeCell = "omitted"
@@ -131,7 +134,7 @@ func TestDecideMatchesDecisionTable(t *testing.T) {
 									platform, modeCell, cp, infra, standalone, gate, kept.deployed, kept.policies)
 								require.NotNil(t, want, "no table row matches %s", name)
 
-								got := Decide(Config{Mode: mode}, c)
+								got := decideWithCarryOver(Config{Mode: mode}, c)
 								assert.Equal(t, want.enabled, got.Enabled, name)
 								assert.Equal(t, want.reason, got.Reason, name)
 								// The message always names the inputs and what to do.
@@ -141,8 +144,8 @@ func TestDecideMatchesDecisionTable(t *testing.T) {
 								assert.Contains(t, got.Message, "oc ", name)
 								// Callers read the policies only when told to; a
 								// decision that does not depend on them ignores them.
-								if !DependsOnPolicies(Config{Mode: mode}, Decide(Config{Mode: mode}, withoutPolicies(c))) {
-									assert.Equal(t, Decide(Config{Mode: mode}, withoutPolicies(c)), got, name)
+								if !dependsOnPolicies(Config{Mode: mode}, decideWithCarryOver(Config{Mode: mode}, withoutPolicies(c))) {
+									assert.Equal(t, decideWithCarryOver(Config{Mode: mode}, withoutPolicies(c)), got, name)
 								}
 								checked++
 							}
@@ -152,12 +155,16 @@ func TestDecideMatchesDecisionTable(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, (len(KnownPlatforms)+2)*3*6*2*2*2*len(keptInputs), checked)
+	assert.Equal(t, (len(knownPlatforms)+2)*3*6*2*2*2*len(keptInputs), checked)
 }
 
+// standaloneOperator is what clusterstate says of the standalone operator
+// it found.
+const standaloneOperator = "the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)"
+
 // ha is a highly available cluster on p with the default-on gate.
-func ha(p configv1.PlatformType) Cluster {
-	return Cluster{Platform: p, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
+func ha(p configv1.PlatformType) cluster {
+	return cluster{Platform: p, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
 		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
 }
 
@@ -167,7 +174,7 @@ func TestDecideExamples(t *testing.T) {
 	gateOff := ha(configv1.BareMetalPlatformType)
 	gateOff.DefaultOnGate = false
 	standalone := ha(configv1.BareMetalPlatformType)
-	standalone.StandaloneOperator = true
+	standalone.ManagedBy = standaloneOperator
 	awsRunning := ha(configv1.AWSPlatformType)
 	awsRunning.Deployed, awsRunning.Policies = true, 14
 	gateOffRunning := gateOff
@@ -181,10 +188,10 @@ func TestDecideExamples(t *testing.T) {
 	otherHandler.OtherHandler = "openshift-cnv/nmstate-handler"
 	namedOperator := standalone
 	namedOperator.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
-	withCR := func(spec string) Cluster {
+	withCR := func(spec string) cluster {
 		c := ha(configv1.BareMetalPlatformType)
 		c.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
-		c.StandaloneSettings = nmstateCR(t, spec)
+		c.StandaloneCR = nmstateCR(t, spec)
 		return c
 	}
 	var manyTerms strings.Builder
@@ -196,7 +203,7 @@ func TestDecideExamples(t *testing.T) {
 	tests := []struct {
 		name        string
 		mode        Mode
-		cluster     Cluster
+		cluster     cluster
 		enabled     bool
 		reason      string
 		messageHas  []string
@@ -229,30 +236,30 @@ func TestDecideExamples(t *testing.T) {
 			[]string{"KubernetesNMStateByDefault", "1 NodeNetworkConfigurationPolicy would"}, nil},
 		{"an explicit Disabled removes it", ModeDisabled, awsRunning, false, ReasonUserDisabled, nil, nil},
 		{"nothing to enforce, nothing kept", ModeDefault, awsNoPolicies, false, ReasonPlatformNotDefault, nil, nil},
-		{"the standalone operator still wins", ModeDefault, standaloneRunning, false, ReasonManagedByStandaloneOperator, nil, nil},
-		{"standalone beats Enabled", ModeEnabled, standalone, false, ReasonManagedByStandaloneOperator,
-			[]string{"NMState CR or the operator is present", "oc delete nmstates --all", "kept"}, nil},
-		{"another handler beats Enabled and is named", ModeEnabled, otherHandler, false, ReasonManagedByStandaloneOperator,
+		{"the standalone operator still wins", ModeDefault, standaloneRunning, false, ReasonManagedElsewhere, nil, nil},
+		{"standalone beats Enabled", ModeEnabled, standalone, false, ReasonManagedElsewhere,
+			[]string{"managed by the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)", "oc delete nmstates --all", "kept"}, nil},
+		{"another handler beats Enabled and is named", ModeEnabled, otherHandler, false, ReasonManagedElsewhere,
 			[]string{"managed by whoever deployed DaemonSet openshift-cnv/nmstate-handler, so",
 				"stop whoever deployed DaemonSet openshift-cnv/nmstate-handler from deploying it", "then delete the DaemonSet if it stays", "kept"},
 			[]string{"is present", "uninstall the kubernetes-nmstate operator", "oc delete nmstates"}},
-		{"another handler beats the platform default", ModeDefault, otherHandler, false, ReasonManagedByStandaloneOperator,
+		{"another handler beats the platform default", ModeDefault, otherHandler, false, ReasonManagedElsewhere,
 			[]string{"DaemonSet openshift-cnv/nmstate-handler"}, nil},
-		{"the name wins over the bare flag", ModeDefault, namedOperator, false, ReasonManagedByStandaloneOperator,
+		{"the name wins over the bare flag", ModeDefault, namedOperator, false, ReasonManagedElsewhere,
 			[]string{"managed by the standalone kubernetes-nmstate operator (NMState CR nmstate), so"}, []string{"is present"}},
-		{"an NMState CR's settings are carried over first", ModeDefault, withCR("nodeSelector:\n  node-role.kubernetes.io/worker: \"\"\nlogLevel: debug\n"), false, ReasonManagedByStandaloneOperator,
+		{"an NMState CR's settings are carried over first", ModeDefault, withCR("nodeSelector:\n  node-role.kubernetes.io/worker: \"\"\nlogLevel: debug\n"), false, ReasonManagedElsewhere,
 			[]string{"to hand over to the Cluster Network Operator, first carry the NMState CR's settings over with: " +
 				`oc patch network.operator cluster --type=merge -p '{"spec":{"kubernetesNMState":{"handlerPlacement":{"nodeSelector":{"node-role.kubernetes.io/worker":""}},"mode":"Enabled"},"logLevel":"Debug"}}'` +
 				"; then remove it (the standalone operator: run `oc delete nmstates --all`"}, nil},
-		{"a command too long for the message", ModeDefault, withCR(manyTerms.String()), false, ReasonManagedByStandaloneOperator,
+		{"a command too long for the message", ModeDefault, withCR(manyTerms.String()), false, ReasonManagedElsewhere,
 			[]string{"first carry the NMState CR's settings over into spec.kubernetesNMState (the command, ", "bytes, is too long for this message",
 				"From the NMState CR", "then remove it"}, []string{"oc patch"}},
-		{"settings that cannot be carried over", ModeDefault, withCR("nodeSelector:\n  kubernetes.io/os: windows\n"), false, ReasonManagedByStandaloneOperator,
+		{"settings that cannot be carried over", ModeDefault, withCR("nodeSelector:\n  kubernetes.io/os: windows\n"), false, ReasonManagedElsewhere,
 			[]string{"first set spec.kubernetesNMState yourself: the NMState CR's settings cannot be carried over as they are (NMState CR nmstate: spec.nodeSelector", "then remove it"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Decide(Config{Mode: tt.mode}, tt.cluster)
+			d := decideWithCarryOver(Config{Mode: tt.mode}, tt.cluster)
 			assert.LessOrEqual(t, len(d.Message), maxMessage)
 			assert.Equal(t, tt.enabled, d.Enabled)
 			assert.Equal(t, tt.reason, d.Reason)
@@ -271,8 +278,8 @@ func TestDecideExamples(t *testing.T) {
 func TestDecideCarriesOverAgainstTheNetwork(t *testing.T) {
 	c := ha(configv1.BareMetalPlatformType)
 	c.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
-	c.StandaloneSettings = nmstateCR(t, "logLevel: debug\n")
-	d := Decide(Config{Mode: ModeDisabled, LogLevel: operv1.Trace}, c)
+	c.StandaloneCR = nmstateCR(t, "logLevel: debug\n")
+	d := decideWithCarryOver(Config{Mode: ModeDisabled, LogLevel: operv1.Trace}, c)
 	assert.Contains(t, d.Message, `-p '{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}'`)
 }
 
@@ -298,12 +305,12 @@ func TestWasOn(t *testing.T) {
 		{"disabled by the user", available(operv1.ConditionFalse, ReasonUserDisabled), false},
 		{"off by default", available(operv1.ConditionFalse, ReasonPlatformNotDefault), false},
 		{"the gate off", available(operv1.ConditionFalse, ReasonDefaultGateOff), false},
-		{"another manager", available(operv1.ConditionFalse, ReasonManagedByStandaloneOperator), false},
+		{"another manager", available(operv1.ConditionFalse, ReasonManagedElsewhere), false},
 		{"a failed sync says what runs, not what was decided", available(operv1.ConditionTrue, ReasonKeptDeployed), false},
 		{"a bad config", available(operv1.ConditionFalse, ReasonInvalidConfig), false},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, WasOn(tt.previous), tt.name)
+		assert.Equal(t, tt.want, wasOn(tt.previous), tt.name)
 	}
 }
 
@@ -311,13 +318,13 @@ func TestWasOn(t *testing.T) {
 // disable only where the plugin installed it, and never under another
 // manager, which renders its own.
 func TestDecideRestoreKept(t *testing.T) {
-	installed := func(c Cluster) Cluster { c.Installed = true; return c }
+	installed := func(c cluster) cluster { c.Installed = true; return c }
 	standalone := installed(ha(configv1.BareMetalPlatformType))
-	standalone.StandaloneOperator = true
+	standalone.ManagedBy = standaloneOperator
 	tests := []struct {
 		name    string
 		mode    Mode
-		cluster Cluster
+		cluster cluster
 		want    bool
 	}{
 		{"disabled where it was installed", ModeDisabled, installed(ha(configv1.BareMetalPlatformType)), true},
@@ -328,7 +335,7 @@ func TestDecideRestoreKept(t *testing.T) {
 		{"on: everything renders anyway", ModeEnabled, installed(ha(configv1.AWSPlatformType)), false},
 	}
 	for _, tt := range tests {
-		d := Decide(Config{Mode: tt.mode}, tt.cluster)
+		d := decideWithCarryOver(Config{Mode: tt.mode}, tt.cluster)
 		assert.Equal(t, tt.want, d.RestoreKept, tt.name)
 		assert.Equal(t, d.Enabled || tt.want, d.Renders(), tt.name)
 	}
@@ -340,7 +347,7 @@ func TestReasonValuesAreStable(t *testing.T) {
 	assert.Equal(t, "PlatformNotDefault", ReasonPlatformNotDefault)
 	assert.Equal(t, "UserEnabled", ReasonUserEnabled)
 	assert.Equal(t, "UserDisabled", ReasonUserDisabled)
-	assert.Equal(t, "ManagedByStandaloneOperator", ReasonManagedByStandaloneOperator)
+	assert.Equal(t, "ManagedElsewhere", ReasonManagedElsewhere)
 	assert.Equal(t, "DefaultGateOff", ReasonDefaultGateOff)
 	assert.Equal(t, "InvalidConfig", ReasonInvalidConfig)
 	assert.Equal(t, "KeptForExistingPolicies", ReasonKeptForExistingPolicies)

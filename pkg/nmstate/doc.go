@@ -4,7 +4,9 @@
 // handler should run, renders them from bindata with CNO's template renderer
 // and turns what it observes into KubernetesNMState* status conditions.
 //
-// Everything here is a pure function of its arguments: no client, no
-// environment (except ParamsFromEnv), no clock. The caller (CNO, or the host
-// in pkg/controller) owns reading from and writing to the API server.
+// Render is the one entry point: CNO's Render, the host in pkg/controller
+// and `cno-nmstate render` all call it with an Input. Everything here is a
+// pure function of its arguments: no client, no environment (except
+// ImagesFromEnv), no clock. The caller owns reading from and writing to the
+// API server; pkg/clusterstate holds the reads.
 package nmstate

@@ -28,12 +28,12 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 	gateOff := ha(configv1.BareMetalPlatformType)
 	gateOff.DefaultOnGate = false
 	standalone := ha(configv1.BareMetalPlatformType)
-	standalone.StandaloneOperator = true
+	standalone.ManagedBy = standaloneOperator
 	operatorDeployment := ha(configv1.BareMetalPlatformType)
 	operatorDeployment.ManagedBy = "the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)"
 	operatorCR := ha(configv1.BareMetalPlatformType)
 	operatorCR.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
-	operatorCR.StandaloneSettings = nmstateCR(t, "nodeSelector:\n  node-role.kubernetes.io/worker: \"\"\n"+
+	operatorCR.StandaloneCR = nmstateCR(t, "nodeSelector:\n  node-role.kubernetes.io/worker: \"\"\n"+
 		"probeConfiguration:\n  dns:\n    host: root-servers.net\nmetricsConfiguration:\n  bindAddress: \":8089\"\nlogLevel: debug\n")
 	otherHandler := ha(configv1.BareMetalPlatformType)
 	otherHandler.ManagedBy = "whoever deployed DaemonSet openshift-cnv/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"
@@ -43,13 +43,13 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 	awsRunning := ha(configv1.AWSPlatformType)
 	awsRunning.Deployed, awsRunning.Policies = true, 14
 
-	ready := Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)}
+	ready := Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)}
 	configErr := func(spec map[string]any) error {
 		_, err := ConfigFromNetwork(&unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"kubernetesNMState": spec}}})
 		require.Error(t, err)
 		return err
 	}
-	_, missingImage := Render(Decide(Config{}, ha(configv1.BareMetalPlatformType)), RenderParams{WebhookReplicas: 1}, manifestDir)
+	_, missingImage := renderObjects(decideWithCarryOver(Config{}, ha(configv1.BareMetalPlatformType)), renderParams{WebhookReplicas: 1}, manifestDir)
 	require.Error(t, missingImage)
 	terminating := errors.New(`daemonsets.apps "nmstate-handler" is forbidden: unable to create new content in namespace openshift-nmstate because it is being terminated`)
 	gone := errors.New(`namespaces "openshift-nmstate" not found`)
@@ -58,37 +58,37 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 		applies = append(applies, fmt.Errorf("applying %s: %w", o, gone))
 	}
 
-	enabled := Decide(Config{}, ha(configv1.BareMetalPlatformType))
-	disabled := Decide(Config{Mode: ModeDisabled}, ha(configv1.BareMetalPlatformType))
+	enabled := decideWithCarryOver(Config{}, ha(configv1.BareMetalPlatformType))
+	disabled := decideWithCarryOver(Config{Mode: ModeDisabled}, ha(configv1.BareMetalPlatformType))
 	return [][]operv1.OperatorCondition{
-		Conditions(enabled, nil, ready),
-		Conditions(Decide(Config{Mode: ModeEnabled}, awsHosted), nil, ready),
-		Conditions(Decide(Config{}, ha(configv1.AWSPlatformType)), nil, Observed{Policies: 0}),
-		Conditions(Decide(Config{}, awsHosted), nil, Observed{Policies: -1}),
-		Conditions(Decide(Config{}, ha("")), nil, Observed{Policies: -1}),
-		Conditions(disabled, nil, Observed{Policies: 2}),
-		Conditions(Decide(Config{}, gateOff), nil, Observed{Policies: 0}),
-		Conditions(Decide(Config{Mode: ModeEnabled}, standalone), nil, Observed{Policies: 4}),
-		Conditions(Decide(Config{Mode: ModeEnabled}, operatorDeployment), nil, Observed{Policies: 4}),
-		Conditions(Decide(Config{Mode: ModeEnabled}, operatorCR), nil, Observed{Policies: 4}),
-		Conditions(Decide(Config{Mode: ModeEnabled}, otherHandler), nil, Observed{Policies: 4}),
-		Conditions(Decide(Config{Mode: ModeEnabled}, otherHandler), nil, Observed{Policies: 4, OtherHandler: idleOther}),
-		Conditions(Decide(Config{}, awsRunning), nil, ready),
-		Conditions(enabled, nil, Observed{}),
-		Conditions(enabled, nil, Observed{Handler: handler(2, 2, 3, 1, 3), Webhook: webhook(2, 2, 2)}),
-		Conditions(enabled, nil, Observed{Handler: handler(2, 1, 3, 3, 3), Webhook: webhook(2, 2, 0)}),
-		Conditions(enabled, nil, Observed{Handler: handler(2, 2, 3, 1, 2), Webhook: webhook(2, 2, 1), Now: now,
+		conditionsFor(enabled, nil, ready),
+		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, awsHosted), nil, ready),
+		conditionsFor(decideWithCarryOver(Config{}, ha(configv1.AWSPlatformType)), nil, Observed{WorkloadsKnown: true, Policies: 0}),
+		conditionsFor(decideWithCarryOver(Config{}, awsHosted), nil, Observed{WorkloadsKnown: true, Policies: -1}),
+		conditionsFor(decideWithCarryOver(Config{}, ha("")), nil, Observed{WorkloadsKnown: true, Policies: -1}),
+		conditionsFor(disabled, nil, Observed{WorkloadsKnown: true, Policies: 2}),
+		conditionsFor(decideWithCarryOver(Config{}, gateOff), nil, Observed{WorkloadsKnown: true, Policies: 0}),
+		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, standalone), nil, Observed{WorkloadsKnown: true, Policies: 4}),
+		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, operatorDeployment), nil, Observed{WorkloadsKnown: true, Policies: 4}),
+		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, operatorCR), nil, Observed{WorkloadsKnown: true, Policies: 4}),
+		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, otherHandler), nil, Observed{WorkloadsKnown: true, Policies: 4}),
+		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, otherHandler), nil, Observed{WorkloadsKnown: true, Policies: 4, OtherHandler: idleOther}),
+		conditionsFor(decideWithCarryOver(Config{}, awsRunning), nil, ready),
+		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true}),
+		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true, Handler: handler(2, 2, 3, 1, 3), Webhook: webhook(2, 2, 2)}),
+		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true, Handler: handler(2, 1, 3, 3, 3), Webhook: webhook(2, 2, 0)}),
+		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true, Handler: handler(2, 2, 3, 1, 2), Webhook: webhook(2, 2, 1), Now: now,
 			Previous: []operv1.OperatorCondition{{Type: ConditionProgressing, Status: operv1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-20 * time.Minute))}}}),
-		Conditions(enabled, nil, Observed{Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)}),
-		Conditions(disabled, nil, Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Policies: 1}),
-		Conditions(Decision{}, configErr(map[string]any{"mode": "enabled"}), ready),
-		Conditions(Decision{}, configErr(map[string]any{"Mode": "Enabled"}), ready),
-		Conditions(Decision{}, configErr(map[string]any{"handlerPlacement": map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "windows"}}}), ready),
-		Conditions(Decision{}, configErr(map[string]any{"handlerPlacement": map[string]any{"tolerations": []any{map[string]any{"operator": "Equal"}}}}), ready),
-		Conditions(Decision{}, missingImage, ready),
-		Conditions(enabled, fmt.Errorf("applying DaemonSet openshift-nmstate/nmstate-handler: %w", terminating), ready),
-		Conditions(enabled, errors.Join(applies...), Observed{}),
-		Conditions(enabled, errors.Join(applies...), Observed{Retrying: true}),
+		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)}),
+		conditionsFor(disabled, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Policies: 1}),
+		conditionsFor(Decision{}, configErr(map[string]any{"mode": "enabled"}), ready),
+		conditionsFor(Decision{}, configErr(map[string]any{"Mode": "Enabled"}), ready),
+		conditionsFor(Decision{}, configErr(map[string]any{"handlerPlacement": map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "windows"}}}), ready),
+		conditionsFor(Decision{}, configErr(map[string]any{"handlerPlacement": map[string]any{"tolerations": []any{map[string]any{"operator": "Equal"}}}}), ready),
+		conditionsFor(Decision{}, missingImage, ready),
+		conditionsFor(enabled, fmt.Errorf("applying DaemonSet openshift-nmstate/nmstate-handler: %w", terminating), ready),
+		conditionsFor(enabled, errors.Join(applies...), Observed{WorkloadsKnown: true}),
+		conditionsFor(enabled, errors.Join(applies...), Observed{WorkloadsKnown: true, Retrying: true}),
 	}
 }
 

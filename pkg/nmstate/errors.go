@@ -9,24 +9,24 @@ import (
 	"strings"
 )
 
-// Error is a problem with the plugin's inputs. The caller reports it as
+// InputError is a problem with the plugin's inputs. The caller reports it as
 // Degraded with Reason and leaves everything deployed as it is: a typo in the
 // Network config must never tear down a running handler.
-type Error struct {
+type InputError struct {
 	Reason string
 	Err    error
 }
 
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
 
 func inputError(reason, format string, args ...any) error {
-	return &Error{Reason: reason, Err: fmt.Errorf(format, args...)}
+	return &InputError{Reason: reason, Err: fmt.Errorf(format, args...)}
 }
 
-// ReasonOf returns the Reason of an *Error in err's chain, or ReasonFailed.
+// ReasonOf returns the Reason of an *InputError in err's chain, or ReasonFailed.
 func ReasonOf(err error) string {
-	var e *Error
+	var e *InputError
 	if errors.As(err, &e) {
 		return e.Reason
 	}
@@ -63,12 +63,12 @@ const (
 	summaryRoom    = maxErrorText - len(causeSeparator+"(and 1000 more distinct errors)")
 )
 
-// Summarize is err as its distinct causes, in order of first appearance,
+// summarize is err as its distinct causes, in order of first appearance,
 // separated by causeSeparator: the first object the cause hit, how many
 // more it hit, and the cause in the API server's words. Causes that differ
 // only in the object they name are one cause. Causes beyond maxErrorText
 // bytes are counted, not shown.
-func Summarize(err error) string {
+func summarize(err error) string {
 	type group struct {
 		first, cause string
 		more         int

@@ -316,8 +316,8 @@ func FuzzConfigFromNetwork(f *testing.F) {
 // interpret.
 var referenceLike = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$`)
 
-// FuzzDecideRender drives ClusterFromInfrastructure, ConfigFromNetwork,
-// Decide and Render with arbitrary platform, topologies, mode, flags, image
+// FuzzDecideRender drives InfrastructureOf, ConfigFromNetwork, decide and
+// Render with arbitrary platform, topologies, mode, flags, image
 // and one node selector entry. None may panic; each refuses exactly the
 // inputs it must; and an enabled decision with an image renders objects that
 // all carry the owner label, with the image and the selector as given.
@@ -331,9 +331,13 @@ func FuzzDecideRender(f *testing.F) {
 			ControlPlaneTopology:   configv1.TopologyMode(controlPlane),
 			InfrastructureTopology: configv1.TopologyMode(infraTopology),
 		}}
-		cluster := ClusterFromInfrastructure(infra)
+		in := Input{Infrastructure: InfrastructureOf(infra), DefaultOnGate: gate,
+			Images: Images{Handler: image, ReleaseVersion: "4.99.0"}, ManifestDir: manifestDir}
+		if standalone {
+			in.State.Other.ManagedBy = standaloneOperator
+		}
+		cluster := newCluster(in, nil)
 		require.Equal(t, configv1.PlatformType(platform), cluster.Platform, "the platform as given, known or not")
-		cluster.StandaloneOperator, cluster.DefaultOnGate = standalone, gate
 
 		spec := map[string]any{"mode": mode}
 		if selectorKey != "" {
@@ -347,12 +351,12 @@ func FuzzDecideRender(f *testing.F) {
 			require.NoError(t, cfgErr)
 		}
 
-		d := Decide(cfg, cluster)
+		d := decide(cfg, cluster)
 		require.NotEmpty(t, d.Reason)
 		require.NotEmpty(t, d.Message)
 		switch {
 		case standalone:
-			require.Equal(t, ReasonManagedByStandaloneOperator, d.Reason)
+			require.Equal(t, ReasonManagedElsewhere, d.Reason)
 			require.False(t, d.Enabled, "never a second handler")
 		case cfg.Mode == ModeEnabled:
 			require.Equal(t, Decision{Enabled: true, Reason: ReasonUserEnabled, Message: d.Message}, d)
@@ -363,7 +367,7 @@ func FuzzDecideRender(f *testing.F) {
 			require.Equal(t, Decision{Reason: ReasonDefaultGateOff, Message: d.Message}, d)
 		case cluster.ControlPlaneTopology == configv1.ExternalTopologyMode:
 			require.Equal(t, Decision{Reason: ReasonPlatformNotDefault, Message: d.Message}, d)
-		case slices.Contains(DefaultOnPlatforms, cluster.Platform):
+		case slices.Contains(defaultOnPlatforms, cluster.Platform):
 			require.Equal(t, Decision{Enabled: true, Reason: ReasonPlatformDefault, Message: d.Message}, d)
 		default:
 			require.Equal(t, Decision{Reason: ReasonPlatformNotDefault, Message: d.Message}, d, "unknown and empty platforms are off by default")
@@ -374,8 +378,10 @@ func FuzzDecideRender(f *testing.F) {
 			return // the host stops here: nothing is rendered
 		}
 
-		p := NewRenderParams(cfg, cluster, image, "4.99.0")
-		objs, err := Render(d, p, manifestDir)
+		in.Network = withNMState(spec)
+		res := Render(in)
+		require.Equal(t, d, res.Decision, "Render decides as decide does")
+		objs, err := res.Objects, res.Err
 		switch {
 		case !d.Enabled:
 			require.NoError(t, err)
@@ -397,7 +403,7 @@ func FuzzDecideRender(f *testing.F) {
 		for _, obj := range objs {
 			require.NotEmpty(t, obj.GetKind())
 			require.NotEmpty(t, obj.GetName())
-			require.Equal(t, Version, obj.GetLabels()[OwnerLabel], "%s %s", obj.GetKind(), obj.GetName())
+			require.Equal(t, PluginVersion, obj.GetLabels()[OwnerLabel], "%s %s", obj.GetKind(), obj.GetName())
 		}
 		// Whatever the image string, once rendered it is exactly the image of
 		// every container: toJson leaves no way to break out of the value.

@@ -14,7 +14,7 @@ import (
 )
 
 // The release tooling finds the env var's value by the image-references
-// pullspec: the two must agree, and the variable must be the one ParamsFromEnv reads.
+// pullspec: the two must agree, and the variable must be the one ImagesFromEnv reads.
 func TestImageReferencesMatchDeploymentEnv(t *testing.T) {
 	var refs struct {
 		Kind       string `json:"kind"`

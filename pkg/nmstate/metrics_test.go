@@ -22,7 +22,7 @@ import (
 // mounts where controller-runtime's metrics server reads it, and the
 // ServiceMonitor selects the Service and names it as the TLS server.
 func TestRenderMetrics(t *testing.T) {
-	for name, c := range map[string]Cluster{"ha": haCluster, "sno": snoCluster, "hosted": hostedCluster} {
+	for name, c := range map[string]cluster{"ha": haCluster, "sno": snoCluster, "hosted": hostedCluster} {
 		t.Run(name, func(t *testing.T) {
 			objs := mustRender(t, Config{Mode: ModeEnabled}, c)
 			dep := typed[appsv1.Deployment](t, objs, "Deployment", Namespace, MetricsDeployment)

@@ -56,14 +56,14 @@ var nmstateSpecFields = []string{
 
 var selfSignFields = []string{"caRotateInterval", "caOverlapInterval", "certRotateInterval", "certOverlapInterval"}
 
-// MigrateNMState computes the patch that gives the Network operator config
+// MigrationFrom computes the patch that gives the Network operator config
 // the settings of cr, an NMState CR as the API server returns it. current is
 // what the Network holds now (the zero Config when it has nothing): the
 // patch clears what current sets and the CR does not, so that the result is
 // the CR's settings exactly, and it never lowers a spec.logLevel already
 // above Normal. It sets mode Enabled: whoever ran the standalone operator
 // chose to run kubernetes-nmstate.
-func MigrateNMState(cr *unstructured.Unstructured, current Config) (Migration, error) {
+func MigrationFrom(cr *unstructured.Unstructured, current Config) (Migration, error) {
 	if cr == nil {
 		return Migration{}, fmt.Errorf("no NMState CR given")
 	}
@@ -91,7 +91,7 @@ func MigrateNMState(cr *unstructured.Unstructured, current Config) (Migration, e
 	switch h := host.(type) {
 	case nil:
 	case string:
-		if h != "" && h != DefaultProbeDNSHost {
+		if h != "" && h != defaultProbeDNSHost {
 			want["probes"] = map[string]any{"dnsHost": h}
 		}
 	default:
@@ -179,7 +179,7 @@ type placementFields struct {
 // with a control plane in the cluster; with a hosted one the infra defaults
 // are empty, and the control-plane tolerations and preference left out here
 // would have nothing to apply to anyway.
-var cnoDefaults = NewRenderParams(Config{}, Cluster{}, "", "")
+var cnoDefaults = newRenderParams(Config{}, cluster{}, Images{})
 
 var (
 	handlerFields = placementFields{key: "handlerPlacement", nodeSelector: "nodeSelector", tolerations: "tolerations", affinity: "affinity",
@@ -326,7 +326,7 @@ func networkTree(cfg Config) (map[string]any, error) {
 			tree[key] = placement
 		}
 	}
-	if cfg.ProbeDNSHost != "" && cfg.ProbeDNSHost != DefaultProbeDNSHost {
+	if cfg.ProbeDNSHost != "" && cfg.ProbeDNSHost != defaultProbeDNSHost {
 		tree["probes"] = map[string]any{"dnsHost": cfg.ProbeDNSHost}
 	}
 	return tree, nil

@@ -213,7 +213,7 @@ affinity:
 			}
 			current, err := ConfigFromNetwork(network(tt.current))
 			require.NoError(t, err)
-			m, err := MigrateNMState(cr, current)
+			m, err := MigrationFrom(cr, current)
 			if tt.errHas != nil {
 				require.Error(t, err)
 				for _, s := range tt.errHas {
@@ -252,10 +252,10 @@ func assertRoundTrip(t *testing.T, cr, net *unstructured.Unstructured, m Migrati
 	cfg, err := ConfigFromNetwork(patched)
 	require.NoError(t, err, "the patched Network: %s", after)
 	assert.Equal(t, ModeEnabled, cfg.Mode)
-	got := NewRenderParams(cfg, Cluster{}, "", "")
+	got := newRenderParams(cfg, cluster{}, Images{})
 
 	spec, _ := cr.Object["spec"].(map[string]any)
-	defaults := NewRenderParams(Config{}, Cluster{}, "", "")
+	defaults := newRenderParams(Config{}, cluster{}, Images{})
 	selector := func(field string) map[string]string {
 		out := map[string]string{linuxLabel: "linux"}
 		m, _ := spec[field].(map[string]any)
@@ -296,7 +296,7 @@ func assertRoundTrip(t *testing.T, cr, net *unstructured.Unstructured, m Migrati
 	assert.Equal(t, affinity("infraAffinity", defaults.InfraAffinity), got.InfraAffinity)
 	host, _, _ := unstructured.NestedString(spec, "probeConfiguration", "dns", "host")
 	if host == "" {
-		host = DefaultProbeDNSHost
+		host = defaultProbeDNSHost
 	}
 	assert.Equal(t, host, got.ProbeDNSHost)
 	previous, err := ConfigFromNetwork(net)
@@ -321,7 +321,7 @@ func TestMigrateNMStateQuoting(t *testing.T) {
           operator: NotIn
           values: ["it's $(touch /tmp/pwned) \"x\" \\y ' '' ; &"]
 `)
-	m, err := MigrateNMState(cr, Config{})
+	m, err := MigrationFrom(cr, Config{})
 	require.NoError(t, err)
 	assert.Contains(t, m.Patch, `it's $(touch /tmp/pwned) \"x\" \\y ' '' ; &`)
 	out, err := exec.Command("sh", "-c", `oc() { for a in "$@"; do printf '%s\n' "$a"; done; }; `+m.Command).Output()
@@ -339,10 +339,10 @@ func TestMigrateNMStateQuoting(t *testing.T) {
 
 // The same CR gives the same bytes: the patch is compared and pasted.
 func TestMigrateNMStateDeterministic(t *testing.T) {
-	first, err := MigrateNMState(nmstateCR(t, everyField), Config{})
+	first, err := MigrationFrom(nmstateCR(t, everyField), Config{})
 	require.NoError(t, err)
 	for range 20 {
-		again, err := MigrateNMState(nmstateCR(t, everyField), Config{})
+		again, err := MigrationFrom(nmstateCR(t, everyField), Config{})
 		require.NoError(t, err)
 		require.Equal(t, first, again)
 	}

@@ -17,7 +17,7 @@ import (
 // docs/security.md names the upstream (v0.86.0) code behind each rule;
 // test/e2e/security_test.go shows the server enforcing them.
 func TestRenderOperandRBAC(t *testing.T) {
-	for name, c := range map[string]Cluster{"ha": haCluster, "sno": snoCluster, "hosted": hostedCluster} {
+	for name, c := range map[string]cluster{"ha": haCluster, "sno": snoCluster, "hosted": hostedCluster} {
 		t.Run(name, func(t *testing.T) {
 			objs := mustRender(t, Config{Mode: ModeEnabled}, c)
 

@@ -48,33 +48,46 @@ func MayBeRendered(group, kind, namespace, name string) bool {
 	return strings.HasPrefix(name, "nmstate") || strings.HasPrefix(name, "nncp-")
 }
 
-// DecidePrune decides for the object named name that was not rendered this time. live
-// is its metadata as the API server holds it; readFailed is true when that
-// read failed, renderFailed when the plugin could not render at all (bad
-// input, a failed read) so that nothing it deployed may go. ownController
-// tells the consumer's own controller reference from another's (CNO sets one
-// to network.operator/cluster; the host sets none).
+// Unrendered is an object the plugin deployed before and did not render
+// this time, as DecidePrune weighs it.
+type Unrendered struct {
+	Group, Kind, Name string
+	// Live is its metadata as the API server holds it; nil when it is gone.
+	Live metav1.Object
+	// ReadFailed: the read of Live failed, so nil says nothing.
+	ReadFailed bool
+	// RenderFailed: the plugin could not render at all (bad input, a failed
+	// read), so nothing it deployed may go.
+	RenderFailed bool
+	// OwnController tells the consumer's own controller reference from
+	// another's: CNO sets one to network.operator/cluster
+	// (IsOperatorConfig); the host sets none. Nil: no reference is the
+	// consumer's.
+	OwnController func(metav1.OwnerReference) bool
+}
+
+// DecidePrune decides what becomes of u.
 //
 // Adoption comes first: a kept object another controller took over (the
 // standalone operator renders a reader role of the same name) is that
 // controller's too, and a consumer that marks what it applies (the host's
 // labels and fields) releases it rather than keeping its marks on it.
-func DecidePrune(group, kind, name string, live metav1.Object, readFailed, renderFailed bool, ownController func(metav1.OwnerReference) bool) PruneAction {
-	if live != nil {
-		if owner := metav1.GetControllerOf(live); owner != nil && !ownController(*owner) {
+func DecidePrune(u Unrendered) PruneAction {
+	if u.Live != nil {
+		if owner := metav1.GetControllerOf(u.Live); owner != nil && (u.OwnController == nil || !u.OwnController(*owner)) {
 			return PruneAdopted
 		}
 	}
-	if KeptOnDisable(group, kind, name) {
+	if KeptOnDisable(u.Group, u.Kind, u.Name) {
 		return PruneKeep
 	}
-	if readFailed || renderFailed {
+	if u.ReadFailed || u.RenderFailed {
 		return PruneLater
 	}
-	if live == nil {
+	if u.Live == nil {
 		return PruneDelete // already gone: nothing to lose
 	}
-	if _, owned := live.GetLabels()[OwnerLabel]; !owned {
+	if _, owned := u.Live.GetLabels()[OwnerLabel]; !owned {
 		return PruneKeep
 	}
 	return PruneDelete
@@ -96,5 +109,5 @@ func IsOperatorConfig(ref metav1.OwnerReference) bool {
 // Unlisted, no version of the consumer ever deletes them. group and
 // resource are an ObjectReference's (the plural resource, not the kind).
 func KeepOutOfRelatedObjects(group, resource, name string) bool {
-	return group == "apiextensions.k8s.io" && resource == "customresourcedefinitions" && slices.Contains(CRDNames, name)
+	return group == "apiextensions.k8s.io" && resource == "customresourcedefinitions" && slices.Contains(crdNames, name)
 }

@@ -12,7 +12,7 @@ import (
 // status manager reads nothing else before it prunes, so an object it
 // missed would be pruned without the plugin's say.
 func TestMayBeRenderedCoversEveryObject(t *testing.T) {
-	for _, c := range []Cluster{haCluster, snoCluster, hostedCluster} {
+	for _, c := range []cluster{haCluster, snoCluster, hostedCluster} {
 		for _, obj := range mustRender(t, Config{Mode: ModeEnabled}, c) {
 			gvk := obj.GroupVersionKind()
 			assert.True(t, MayBeRendered(gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName()),
@@ -49,7 +49,7 @@ func TestDecidePrune(t *testing.T) {
 	obj := func(labelled bool, owners ...metav1.OwnerReference) *metav1.ObjectMeta {
 		m := &metav1.ObjectMeta{Name: HandlerDaemonSet, Namespace: Namespace, OwnerReferences: owners}
 		if labelled {
-			m.Labels = map[string]string{OwnerLabel: Version}
+			m.Labels = map[string]string{OwnerLabel: PluginVersion}
 		}
 		return m
 	}
@@ -71,15 +71,15 @@ func TestDecidePrune(t *testing.T) {
 			live: obj(true, metav1.OwnerReference{Kind: "ConfigMap", Name: "x", UID: "c"}), want: PruneDelete},
 		{name: "no owner label: not the plugin's to delete", group: "apps", kind: "DaemonSet", live: obj(false, network), want: PruneKeep},
 		{name: "a CRD is kept, even when its read failed", group: "apiextensions.k8s.io", kind: "CustomResourceDefinition",
-			objName: CRDNames[0], readFailed: true, want: PruneKeep},
-		{name: "the Namespace is kept", kind: "Namespace", objName: Namespace, live: &metav1.ObjectMeta{Name: Namespace, Labels: map[string]string{OwnerLabel: Version}}, want: PruneKeep},
+			objName: crdNames[0], readFailed: true, want: PruneKeep},
+		{name: "the Namespace is kept", kind: "Namespace", objName: Namespace, live: &metav1.ObjectMeta{Name: Namespace, Labels: map[string]string{OwnerLabel: PluginVersion}}, want: PruneKeep},
 		{name: "the admission policy is kept", group: "admissionregistration.k8s.io", kind: "ValidatingAdmissionPolicy", objName: ValidationPolicy, want: PruneKeep},
 		{name: "the reader role is kept", group: "rbac.authorization.k8s.io", kind: "ClusterRole", objName: ClusterReaderRole, want: PruneKeep},
 		{name: "the reader role adopted by the standalone operator: its, released rather than kept", group: "rbac.authorization.k8s.io",
-			kind: "ClusterRole", live: &metav1.ObjectMeta{Name: ClusterReaderRole, Labels: map[string]string{OwnerLabel: Version},
+			kind: "ClusterRole", live: &metav1.ObjectMeta{Name: ClusterReaderRole, Labels: map[string]string{OwnerLabel: PluginVersion},
 				OwnerReferences: []metav1.OwnerReference{nmstateCR}}, want: PruneAdopted},
 		{name: "the handler's role is not", group: "rbac.authorization.k8s.io", kind: "ClusterRole", objName: "nmstate-handler",
-			live: &metav1.ObjectMeta{Name: "nmstate-handler", Labels: map[string]string{OwnerLabel: Version}}, want: PruneDelete},
+			live: &metav1.ObjectMeta{Name: "nmstate-handler", Labels: map[string]string{OwnerLabel: PluginVersion}}, want: PruneDelete},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +91,8 @@ func TestDecidePrune(t *testing.T) {
 			if name == "" {
 				name = HandlerDaemonSet
 			}
-			got := DecidePrune(tt.group, tt.kind, name, live, tt.readFailed, tt.renderFailed, isNetwork)
+			got := DecidePrune(Unrendered{Group: tt.group, Kind: tt.kind, Name: name, Live: live,
+				ReadFailed: tt.readFailed, RenderFailed: tt.renderFailed, OwnController: isNetwork})
 			assert.Equal(t, tt.want, got, "got %s, want %s", got, tt.want)
 		})
 	}

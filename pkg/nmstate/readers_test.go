@@ -13,7 +13,7 @@ import (
 // in every topology; test/e2e/readers_test.go shows OpenShift's aggregation
 // and the server's authorization doing the rest.
 func TestRenderClusterReader(t *testing.T) {
-	for name, c := range map[string]Cluster{"ha": haCluster, "sno": snoCluster, "hosted": hostedCluster} {
+	for name, c := range map[string]cluster{"ha": haCluster, "sno": snoCluster, "hosted": hostedCluster} {
 		t.Run(name, func(t *testing.T) {
 			objs := mustRender(t, Config{Mode: ModeEnabled}, c)
 			role := typed[rbacv1.ClusterRole](t, objs, "ClusterRole", "", ClusterReaderRole)

@@ -12,52 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Names shared with the standalone operator, so docs and must-gather apply to both.
-const (
-	Namespace         = "openshift-nmstate"
-	HandlerDaemonSet  = "nmstate-handler"
-	WebhookDeployment = "nmstate-webhook"
-	// The metrics manager and the Service Prometheus scrapes it through.
-	MetricsDeployment = "nmstate-metrics"
-	MetricsService    = "nmstate-monitor"
-	// The ValidatingAdmissionPolicy and its binding, named as upstream's.
-	ValidationPolicy        = "nncp-validation-policy"
-	ValidationPolicyBinding = "nncp-validation-policy-binding"
-	// CRDDeletionProtection names the ValidatingAdmissionPolicy and its
-	// binding that refuse to delete an nmstate.io CRD whose
-	// AllowDeletionAnnotation is not "true".
-	CRDDeletionProtection   = "nmstate-crd-deletion-protection"
-	AllowDeletionAnnotation = "networkoperator.openshift.io/allow-deletion"
-	// ClusterReaderRole aggregates read access to the nmstate API into
-	// OpenShift's cluster-reader role.
-	ClusterReaderRole = "nmstate-cluster-reader"
-
-	// ManifestSubdir is where the templates live under CNO's bindata root.
-	ManifestSubdir = "network/kubernetes-nmstate"
-
-	// OwnerLabel marks every rendered object; its value is Version. Objects
-	// with the label that a release no longer renders are pruned by it.
-	OwnerLabel = "networkoperator.openshift.io/kubernetes-nmstate"
-	// Version is the plugin version. Bump it when the set of rendered
-	// objects changes.
-	Version = "0.2.0"
-
-	// EnvHandlerImage names the handler image in CNO's Deployment; the
-	// webhook runs from the same image.
-	EnvHandlerImage   = "KUBERNETES_NMSTATE_HANDLER_IMAGE"
-	EnvReleaseVersion = "RELEASE_VERSION"
-
-	linuxLabel = "kubernetes.io/os"
-)
-
-// CRDNames are the CRDs that hold users' policies. Disabling never removes
-// them; CNO's status manager must list them in keepCRDs.
-var CRDNames = []string{
-	"nodenetworkconfigurationpolicies.nmstate.io",
-	"nodenetworkconfigurationenactments.nmstate.io",
-	"nodenetworkstates.nmstate.io",
-}
-
 // KeptOnDisable reports whether the rendered object group/kind/name stays on
 // the cluster when it is no longer rendered: the CRDs, which hold users'
 // policies; the ValidatingAdmissionPolicies and their bindings, so the
@@ -69,7 +23,7 @@ var CRDNames = []string{
 // garbage-collect them.
 func KeptOnDisable(group, kind, name string) bool {
 	if group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition" {
-		return slices.Contains(CRDNames, name)
+		return slices.Contains(crdNames, name)
 	}
 	if group == "admissionregistration.k8s.io" && kind == "ValidatingAdmissionPolicy" {
 		return name == ValidationPolicy || name == CRDDeletionProtection
@@ -83,8 +37,24 @@ func KeptOnDisable(group, kind, name string) bool {
 	return group == "" && kind == "Namespace" && name == Namespace
 }
 
-// RenderParams is everything the templates need. Render reads nothing else.
-type RenderParams struct {
+// Images are what the rendered workloads run, and the release they are of.
+type Images struct {
+	// Handler is the kubernetes-nmstate handler image; the webhook and the
+	// metrics manager run it too.
+	Handler string
+	// ReleaseVersion is the release.openshift.io/version the workloads carry.
+	ReleaseVersion string
+}
+
+// ImagesFromEnv reads the images from CNO's environment
+// (manifests/0000_70_cluster-network-operator_03_deployment.yaml): the one
+// place this package reads the environment.
+func ImagesFromEnv() Images {
+	return Images{Handler: os.Getenv(EnvHandlerImage), ReleaseVersion: os.Getenv(EnvReleaseVersion)}
+}
+
+// renderParams is everything the templates need. Render reads nothing else.
+type renderParams struct {
 	HandlerImage   string
 	ReleaseVersion string
 
@@ -108,18 +78,18 @@ type RenderParams struct {
 	DebugLogs bool
 }
 
-// DefaultProbeDNSHost is upstream's default target of the handler's DNS
+// defaultProbeDNSHost is upstream's default target of the handler's DNS
 // probe.
-const DefaultProbeDNSHost = "root-servers.net"
+const defaultProbeDNSHost = "root-servers.net"
 
 const (
 	masterRole       = "node-role.kubernetes.io/master"
 	controlPlaneRole = "node-role.kubernetes.io/control-plane"
 )
 
-// NewRenderParams derives placement, replicas and the handler's settings from
+// newRenderParams derives placement, replicas and the handler's settings from
 // the config and the cluster topology.
-func NewRenderParams(cfg Config, c Cluster, handlerImage, releaseVersion string) RenderParams {
+func newRenderParams(cfg Config, c cluster, images Images) renderParams {
 	hosted := c.ControlPlaneTopology == configv1.ExternalTopologyMode
 	replicas := 2
 	// Counted from the topology, not from nodes: a node joining or leaving
@@ -153,11 +123,11 @@ func NewRenderParams(cfg Config, c Cluster, handlerImage, releaseVersion string)
 	}
 	probeHost := cfg.ProbeDNSHost
 	if probeHost == "" {
-		probeHost = DefaultProbeDNSHost
+		probeHost = defaultProbeDNSHost
 	}
-	return RenderParams{
-		HandlerImage:        handlerImage,
-		ReleaseVersion:      releaseVersion,
+	return renderParams{
+		HandlerImage:        images.Handler,
+		ReleaseVersion:      images.ReleaseVersion,
 		HandlerNodeSelector: linuxSelector(cfg.Handler.NodeSelector),
 		HandlerTolerations:  tolerations,
 		HandlerAffinity:     cfg.Handler.Affinity,
@@ -180,14 +150,8 @@ func linuxSelector(selector map[string]string) map[string]string {
 	return out
 }
 
-// ParamsFromEnv is NewRenderParams with the images and release version from
-// CNO's environment: the one place this package reads the environment.
-func ParamsFromEnv(cfg Config, c Cluster) RenderParams {
-	return NewRenderParams(cfg, c, os.Getenv(EnvHandlerImage), os.Getenv(EnvReleaseVersion))
-}
-
-// RenderData is the template data for p, by the keys bindata uses.
-func RenderData(p RenderParams) render.RenderData {
+// renderData is the template data for p, by the keys bindata uses.
+func renderData(p renderParams) render.RenderData {
 	data := render.MakeRenderData()
 	data.Data["HandlerImage"] = p.HandlerImage
 	data.Data["ReleaseVersion"] = p.ReleaseVersion
@@ -203,10 +167,11 @@ func RenderData(p RenderParams) render.RenderData {
 	return data
 }
 
-// Render renders the kubernetes-nmstate manifests under manifestDir (CNO's
-// bindata root) with CNO's renderer. It returns nil when d renders nothing,
-// and only what KeptOnDisable names when d is off but restores those.
-func Render(d Decision, p RenderParams, manifestDir string) ([]*unstructured.Unstructured, error) {
+// renderObjects renders the kubernetes-nmstate manifests under manifestDir
+// (CNO's bindata root) with CNO's renderer. It returns nil when d renders
+// nothing, and only what KeptOnDisable names when d is off but restores
+// those.
+func renderObjects(d Decision, p renderParams, manifestDir string) ([]*unstructured.Unstructured, error) {
 	if !d.Renders() {
 		return nil, nil
 	}
@@ -218,8 +183,8 @@ func Render(d Decision, p RenderParams, manifestDir string) ([]*unstructured.Uns
 		return nil, fmt.Errorf("webhook replicas must be at least 1, got %d", p.WebhookReplicas)
 	}
 
-	data := RenderData(p)
-	dir := filepath.Join(manifestDir, ManifestSubdir)
+	data := renderData(p)
+	dir := filepath.Join(manifestDir, manifestSubdir)
 	objs, err := render.RenderDir(dir, &data)
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", dir, err)
@@ -235,7 +200,7 @@ func Render(d Decision, p RenderParams, manifestDir string) ([]*unstructured.Uns
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[OwnerLabel] = Version
+		labels[OwnerLabel] = PluginVersion
 		obj.SetLabels(labels)
 	}
 	if !d.Enabled {

@@ -22,17 +22,17 @@ import (
 const manifestDir = "../../bindata"
 
 var (
-	haCluster = Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
+	haCluster = cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
 		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
-	snoCluster = Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.SingleReplicaTopologyMode,
+	snoCluster = cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.SingleReplicaTopologyMode,
 		InfrastructureTopology: configv1.SingleReplicaTopologyMode, DefaultOnGate: true}
-	hostedCluster = Cluster{Platform: configv1.KubevirtPlatformType, ControlPlaneTopology: configv1.ExternalTopologyMode,
+	hostedCluster = cluster{Platform: configv1.KubevirtPlatformType, ControlPlaneTopology: configv1.ExternalTopologyMode,
 		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
 )
 
-func mustRender(t *testing.T, cfg Config, c Cluster) []*unstructured.Unstructured {
+func mustRender(t *testing.T, cfg Config, c cluster) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := Render(Decide(cfg, c), NewRenderParams(cfg, c, "quay.io/openshift/origin-kubernetes-nmstate-handler:test", "4.99.0"), manifestDir)
+	objs, err := renderObjects(decide(cfg, c), newRenderParams(cfg, c, Images{Handler: "quay.io/openshift/origin-kubernetes-nmstate-handler:test", ReleaseVersion: "4.99.0"}), manifestDir)
 	require.NoError(t, err)
 	return objs
 }
@@ -97,7 +97,7 @@ func TestRenderBareMetalHA(t *testing.T) {
 		assert.NotNil(t, findObj(t, objs, want.kind, want.ns, want.name), "%s %s/%s not rendered", want.kind, want.ns, want.name)
 	}
 	for _, o := range objs {
-		assert.Equal(t, Version, o.GetLabels()[OwnerLabel], "%s %s lacks the owner label", o.GetKind(), o.GetName())
+		assert.Equal(t, PluginVersion, o.GetLabels()[OwnerLabel], "%s %s lacks the owner label", o.GetKind(), o.GetName())
 		if o.GetNamespace() != "" {
 			assert.Contains(t, []string{Namespace, "default"}, o.GetNamespace(), "%s %s", o.GetKind(), o.GetName())
 		}
@@ -200,7 +200,7 @@ func assertCNOWorkload(t *testing.T, annotations, labels, podAnnotations map[str
 }
 
 func TestEveryContainerHasRequests(t *testing.T) {
-	for name, c := range map[string]Cluster{"ha": haCluster, "sno": snoCluster, "hosted": hostedCluster} {
+	for name, c := range map[string]cluster{"ha": haCluster, "sno": snoCluster, "hosted": hostedCluster} {
 		objs := mustRender(t, Config{Mode: ModeEnabled}, c)
 		found := 0
 		for _, o := range objs {
@@ -251,7 +251,7 @@ func TestRenderKnobs(t *testing.T) {
 	type knobCase struct {
 		name    string
 		cfg     Config
-		cluster Cluster
+		cluster cluster
 		check   func(t *testing.T, handler *corev1.PodSpec, webhook *corev1.PodSpec)
 	}
 	tests := []knobCase{{
@@ -338,8 +338,8 @@ func envValue(c corev1.Container, name string) string {
 }
 
 func TestRenderDisabled(t *testing.T) {
-	d := Decide(Config{Mode: ModeDisabled}, haCluster)
-	objs, err := Render(d, NewRenderParams(Config{}, haCluster, "img", "1"), manifestDir)
+	d := decide(Config{Mode: ModeDisabled}, haCluster)
+	objs, err := renderObjects(d, newRenderParams(Config{}, haCluster, Images{Handler: "img", ReleaseVersion: "1"}), manifestDir)
 	require.NoError(t, err)
 	assert.Nil(t, objs)
 }
@@ -349,53 +349,51 @@ func TestRenderDisabled(t *testing.T) {
 func TestRenderRestoreKept(t *testing.T) {
 	c := haCluster
 	c.Installed = true
-	d := Decide(Config{Mode: ModeDisabled}, c)
+	d := decide(Config{Mode: ModeDisabled}, c)
 	require.True(t, d.RestoreKept)
-	objs, err := Render(d, NewRenderParams(Config{}, c, "", "1"), manifestDir)
+	objs, err := renderObjects(d, newRenderParams(Config{}, c, Images{Handler: "", ReleaseVersion: "1"}), manifestDir)
 	require.NoError(t, err)
 	var got []string
 	for _, obj := range objs {
 		got = append(got, obj.GetKind()+" "+obj.GetName())
-		assert.Equal(t, Version, obj.GetLabels()[OwnerLabel])
+		assert.Equal(t, PluginVersion, obj.GetLabels()[OwnerLabel])
 	}
 	want := []string{"Namespace " + Namespace, "ValidatingAdmissionPolicy " + ValidationPolicy,
 		"ValidatingAdmissionPolicyBinding " + ValidationPolicyBinding, "ClusterRole " + ClusterReaderRole,
 		"ValidatingAdmissionPolicy " + CRDDeletionProtection, "ValidatingAdmissionPolicyBinding " + CRDDeletionProtection}
-	for _, name := range CRDNames {
+	for _, name := range crdNames {
 		want = append(want, "CustomResourceDefinition "+name)
 	}
 	assert.ElementsMatch(t, want, got)
 }
 
 func TestRenderMissingImage(t *testing.T) {
-	d := Decide(Config{}, haCluster)
-	objs, err := Render(d, NewRenderParams(Config{}, haCluster, "", "1"), manifestDir)
+	d := decide(Config{}, haCluster)
+	objs, err := renderObjects(d, newRenderParams(Config{}, haCluster, Images{Handler: "", ReleaseVersion: "1"}), manifestDir)
 	require.Error(t, err)
 	assert.Nil(t, objs)
 	assert.Equal(t, ReasonMissingImage, ReasonOf(err))
 	assert.Contains(t, err.Error(), EnvHandlerImage)
 }
 
-func TestParamsFromEnv(t *testing.T) {
+func TestImagesFromEnv(t *testing.T) {
 	t.Setenv(EnvHandlerImage, "example.com/handler@sha256:abc")
 	t.Setenv(EnvReleaseVersion, "4.99.1")
-	p := ParamsFromEnv(Config{}, haCluster)
-	assert.Equal(t, "example.com/handler@sha256:abc", p.HandlerImage)
-	assert.Equal(t, "4.99.1", p.ReleaseVersion)
+	assert.Equal(t, Images{Handler: "example.com/handler@sha256:abc", ReleaseVersion: "4.99.1"}, ImagesFromEnv())
 }
 
 func TestRenderBadManifestDir(t *testing.T) {
-	d := Decide(Config{}, haCluster)
-	_, err := Render(d, NewRenderParams(Config{}, haCluster, "img", "1"), t.TempDir())
+	d := decide(Config{}, haCluster)
+	_, err := renderObjects(d, newRenderParams(Config{}, haCluster, Images{Handler: "img", ReleaseVersion: "1"}), t.TempDir())
 	require.Error(t, err)
 
 	// CNO's renderer turns an empty YAML document (a leading "---", or a
 	// comment-only one) into an object without a kind; it must not reach apply.
 	root := t.TempDir()
-	dir := filepath.Join(root, ManifestSubdir)
+	dir := filepath.Join(root, manifestSubdir)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "000-x.yaml"), []byte("# note\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n"), 0o644))
-	_, err = Render(d, NewRenderParams(Config{}, haCluster, "img", "1"), root)
+	_, err = renderObjects(d, newRenderParams(Config{}, haCluster, Images{Handler: "img", ReleaseVersion: "1"}), root)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no kind or name")
 }
@@ -432,24 +430,28 @@ func TestGeneratedCRDs(t *testing.T) {
 	}
 }
 
-// BenchmarkRender compares Render with CNO's RenderDir on the same bindata
-// and data: Render's own cost is validation and labelling.
+// BenchmarkRender compares Render, the whole call CNO makes, with CNO's
+// RenderDir on the same bindata and data: Render's own cost is reading the
+// config, the decision, validation and labelling. test/bench reports it in
+// docs/resource-budget.md.
 func BenchmarkRender(b *testing.B) {
-	d := Decide(Config{}, haCluster)
-	p := NewRenderParams(Config{}, haCluster, "img", "4.99.0")
+	in := Input{Network: network(nil), Infrastructure: Infrastructure{Platform: haCluster.Platform,
+		ControlPlaneTopology: haCluster.ControlPlaneTopology, InfrastructureTopology: haCluster.InfrastructureTopology}, DefaultOnGate: true,
+		Images: Images{Handler: "img", ReleaseVersion: "4.99.0"}, ManifestDir: manifestDir}
 	b.Run("Render", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if _, err := Render(d, p, manifestDir); err != nil {
-				b.Fatal(err)
+			if res := Render(in); res.Err != nil || len(res.Objects) == 0 {
+				b.Fatal(res.Err, len(res.Objects))
 			}
 		}
 	})
 	b.Run("RenderDir", func(b *testing.B) {
+		p := newRenderParams(Config{}, haCluster, in.Images)
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			data := RenderData(p)
-			if _, err := render.RenderDir(filepath.Join(manifestDir, ManifestSubdir), &data); err != nil {
+			data := renderData(p)
+			if _, err := render.RenderDir(filepath.Join(manifestDir, manifestSubdir), &data); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -459,7 +461,7 @@ func BenchmarkRender(b *testing.B) {
 // The image comes from CNO's environment; YAML must not reinterpret it.
 func TestRenderImageIsOneString(t *testing.T) {
 	for _, image := range []string{`registry.example.com/a@sha256:0123`, `a\x41`, `x" injected: "y`, "line\nbreak"} {
-		objs, err := Render(Decide(Config{}, haCluster), NewRenderParams(Config{}, haCluster, image, `4.99 "rc"`), manifestDir)
+		objs, err := renderObjects(decide(Config{}, haCluster), newRenderParams(Config{}, haCluster, Images{Handler: image, ReleaseVersion: `4.99 "rc"`}), manifestDir)
 		require.NoError(t, err, image)
 		ds := typed[appsv1.DaemonSet](t, objs, "DaemonSet", Namespace, HandlerDaemonSet)
 		assert.Equal(t, image, ds.Spec.Template.Spec.Containers[0].Image)

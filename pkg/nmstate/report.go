@@ -29,7 +29,7 @@ type Reporter struct {
 }
 
 // Sync records a sync: its decision, or the error that stopped it, and
-// returns the conditions for what o observed. An input error (*Error) is
+// returns the conditions for what o observed. An input error (*InputError) is
 // reported at once, as no retry can fix it; any other error only once a run
 // of failed syncs has lasted Grace.
 func (r *Reporter) Sync(d Decision, err error, o Observed) []operv1.OperatorCondition {
@@ -60,7 +60,7 @@ func (r *Reporter) conditions(o Observed) []operv1.OperatorCondition {
 	if grace == 0 {
 		grace = DefaultFailureGrace
 	}
-	var inputErr *Error
+	var inputErr *InputError
 	o.Retrying = r.err != nil && !errors.As(r.err, &inputErr) && o.Now.Sub(r.failingSince) < grace
-	return Conditions(r.decision, r.err, o)
+	return conditionsFor(r.decision, r.err, o)
 }

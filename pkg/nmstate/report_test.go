@@ -22,10 +22,10 @@ func reasons(conds []operv1.OperatorCondition) map[string]string {
 // a success ends the run; an input error is Degraded at once.
 func TestReporterGrace(t *testing.T) {
 	start := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	enabled := Decide(Config{}, haCluster)
+	enabled := decide(Config{}, haCluster)
 	apiErr := errors.New("the server is currently unable to handle the request")
-	badInput := &Error{Reason: ReasonInvalidConfig, Err: errors.New(`spec.kubernetesNMState.mode is "enabled"`)}
-	running := Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), WorkloadsUnknown: false}
+	badInput := &InputError{Reason: ReasonInvalidConfig, Err: errors.New(`spec.kubernetesNMState.mode is "enabled"`)}
+	running := Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)}
 	type step struct {
 		after    time.Duration
 		err      error
@@ -68,14 +68,14 @@ func TestReporterRefresh(t *testing.T) {
 	_, ok := r.Refresh(Observed{Now: now})
 	assert.False(t, ok, "nothing to report before the first sync")
 
-	r.Sync(Decide(Config{}, haCluster), nil, Observed{Handler: handler(1, 1, 3, 3, 0), Webhook: webhook(2, 2, 2), Now: now})
-	conds, ok := r.Refresh(Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now.Add(time.Second)})
+	r.Sync(decide(Config{}, haCluster), nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 0), Webhook: webhook(2, 2, 2), Now: now})
+	conds, ok := r.Refresh(Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now.Add(time.Second)})
 	require.True(t, ok)
 	assert.Equal(t, "True/PlatformDefault", reasons(conds)[ConditionAvailable])
 
-	r.Sync(Decision{}, errors.New("conflict"), Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now.Add(2 * time.Second)})
+	r.Sync(Decision{}, errors.New("conflict"), Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now.Add(2 * time.Second)})
 	assert.True(t, r.Failing())
-	conds, _ = r.Refresh(Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now.Add(time.Minute + 2*time.Second)})
+	conds, _ = r.Refresh(Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now.Add(time.Minute + 2*time.Second)})
 	assert.Equal(t, "True/Failed", reasons(conds)[ConditionDegraded], "the grace runs on between syncs")
 	assert.Equal(t, "True/KeptDeployed", reasons(conds)[ConditionAvailable])
 }
@@ -87,13 +87,13 @@ func TestConditionsWorkloadsUnknown(t *testing.T) {
 		{Type: ConditionAvailable, Status: operv1.ConditionTrue, Reason: ReasonPlatformDefault, Message: "handler ready on 3 of 3 nodes"},
 		{Type: ConditionProgressing, Status: operv1.ConditionFalse, Reason: ReasonAsExpected, Message: "handler ready on 3 of 3 nodes"},
 	}
-	conds := Conditions(Decision{}, errors.New("reading the handler DaemonSet: timeout"), Observed{WorkloadsUnknown: true, Previous: previous, Now: now, Retrying: true})
+	conds := conditionsFor(Decision{}, errors.New("reading the handler DaemonSet: timeout"), Observed{Previous: previous, Now: now, Retrying: true})
 	assert.Equal(t, "True/PlatformDefault", reasons(conds)[ConditionAvailable])
 	assert.Equal(t, "handler ready on 3 of 3 nodes", conds[0].Message)
 	assert.Equal(t, "False/AsExpected", reasons(conds)[ConditionProgressing])
 	assert.Equal(t, "False/Retrying", reasons(conds)[ConditionDegraded])
 
-	conds = Conditions(Decision{}, errors.New("timeout"), Observed{WorkloadsUnknown: true, Now: now})
+	conds = conditionsFor(Decision{}, errors.New("timeout"), Observed{Now: now})
 	assert.Equal(t, "Unknown/Retrying", reasons(conds)[ConditionAvailable], "nothing said before: Unknown, not \"not created\"")
 	assert.Equal(t, "True/Failed", reasons(conds)[ConditionDegraded])
 }

@@ -20,10 +20,10 @@ const RolloutHungAfter = 15 * time.Minute
 type Observed struct {
 	Handler *appsv1.DaemonSet  // nil when absent
 	Webhook *appsv1.Deployment // nil when absent
-	// WorkloadsUnknown is true when the workloads could not be read:
+	// WorkloadsKnown is false when the workloads could not be read:
 	// Available and Progressing then keep what they said, since nil
 	// workloads would read as "not created" while the handler runs.
-	WorkloadsUnknown bool
+	WorkloadsKnown bool
 	// Policies is how many NodeNetworkConfigurationPolicies exist, for the
 	// message when disabled; negative when unknown.
 	Policies int
@@ -34,17 +34,17 @@ type Observed struct {
 	// LastTransitionTime stable and time a hung rollout.
 	Previous []operv1.OperatorCondition
 	Now      time.Time
-	// Retrying is true while the error passed to Conditions is retried
+	// Retrying is true while the error the Reporter was given is retried
 	// within the caller's failure grace: it shows in Progressing, and in
 	// Degraded only if it lasts, as CNO reports its own errors.
 	Retrying bool
 }
 
-// Conditions turns a decision (or the error that stopped one) and the observed
+// conditionsFor turns a decision (or the error that stopped one) and the observed
 // workloads into the three KubernetesNMState* conditions. Only Available
 // states the decision; Progressing and Degraded say what moves and what is
 // wrong.
-func Conditions(d Decision, err error, o Observed) []operv1.OperatorCondition {
+func conditionsFor(d Decision, err error, o Observed) []operv1.OperatorCondition {
 	r := observeRollout(o)
 	var out []operv1.OperatorCondition
 	if err == nil {
@@ -54,7 +54,7 @@ func Conditions(d Decision, err error, o Observed) []operv1.OperatorCondition {
 	} else {
 		out = stopped(err, r)
 	}
-	if o.WorkloadsUnknown {
+	if !o.WorkloadsKnown {
 		out[0], out[1] = unknownRollout(out[0], o), unknownRollout(out[1], o)
 	}
 	for i := range out {
@@ -81,7 +81,7 @@ func retrying(d Decision, err error, o Observed, r rollout) []operv1.OperatorCon
 	}
 	return []operv1.OperatorCondition{
 		available,
-		cond(ConditionProgressing, operv1.ConditionTrue, ReasonRetrying, "retrying after: "+Summarize(err)+"; "+r.summary),
+		cond(ConditionProgressing, operv1.ConditionTrue, ReasonRetrying, "retrying after: "+summarize(err)+"; "+r.summary),
 		cond(ConditionDegraded, operv1.ConditionFalse, ReasonRetrying,
 			"an error is being retried (see KubernetesNMStateProgressing); it is reported here if it persists"),
 	}
@@ -93,10 +93,10 @@ func stopped(err error, r rollout) []operv1.OperatorCondition {
 	reason := ReasonOf(err)
 	// An input error stops before any write; an API error may come after
 	// some applies, but never before a deletion.
-	msg := Summarize(err) + "; retrying, and nothing was deleted"
-	var inputErr *Error
+	msg := summarize(err) + "; retrying, and nothing was deleted"
+	var inputErr *InputError
 	if errors.As(err, &inputErr) {
-		msg = Summarize(err) + "; nothing on the cluster was changed"
+		msg = summarize(err) + "; nothing on the cluster was changed"
 	}
 	return []operv1.OperatorCondition{
 		lastDeployed(reason, r),
@@ -121,7 +121,7 @@ func steady(d Decision, o Observed, r rollout) []operv1.OperatorCondition {
 	if !d.Enabled {
 		msg := d.Message
 		degraded := asExpected
-		if d.Reason != ReasonManagedByStandaloneOperator {
+		if d.Reason != ReasonManagedElsewhere {
 			msg = unenforced(o.Policies) + msg
 		} else if idle, ok := otherHandlerIdle(o); ok {
 			// Still aside: the other handler may be scheduled at any time,
@@ -274,15 +274,6 @@ func transitionTime(c operv1.OperatorCondition, o Observed) metav1.Time {
 		return prev.LastTransitionTime
 	}
 	return metav1.NewTime(o.Now.Truncate(time.Second))
-}
-
-func find(conds []operv1.OperatorCondition, t string) *operv1.OperatorCondition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
 }
 
 func cond(t string, s operv1.ConditionStatus, reason, msg string) operv1.OperatorCondition {

@@ -37,23 +37,23 @@ type want struct {
 
 func TestConditions(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	enabled := Decide(Config{}, haCluster)
-	disabled := Decide(Config{Mode: ModeDisabled}, haCluster)
-	notDefault := Decide(Config{}, Cluster{Platform: "AWS", ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable", DefaultOnGate: true})
+	enabled := decide(Config{}, haCluster)
+	disabled := decide(Config{Mode: ModeDisabled}, haCluster)
+	notDefault := decide(Config{}, cluster{Platform: "AWS", ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable", DefaultOnGate: true})
 	progressingSince := func(d time.Duration) []operv1.OperatorCondition {
 		return []operv1.OperatorCondition{{Type: ConditionProgressing, Status: operv1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-d))}}
 	}
-	keptForPolicies := Decide(Config{}, Cluster{Platform: "AWS", ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable",
+	keptForPolicies := decide(Config{}, cluster{Platform: "AWS", ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable",
 		DefaultOnGate: true, Deployed: true, Policies: 4})
-	other := Cluster{Platform: "BareMetal", ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable", DefaultOnGate: true,
+	other := cluster{Platform: "BareMetal", ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable", DefaultOnGate: true,
 		ManagedBy: "whoever deployed DaemonSet openshift-cnv/nmstate-handler", OtherHandler: "openshift-cnv/nmstate-handler"}
-	managedByOther := Decide(Config{}, other)
+	managedByOther := decide(Config{}, other)
 	otherDS := func(generation, observed int64, desired, available int32) *appsv1.DaemonSet {
 		ds := handler(generation, observed, desired, desired, available)
 		ds.Namespace = "openshift-cnv"
 		return ds
 	}
-	badConfig := &Error{Reason: ReasonInvalidConfig, Err: errors.New(`spec.kubernetesNMState.mode is "enabled"`)}
+	badConfig := &InputError{Reason: ReasonInvalidConfig, Err: errors.New(`spec.kubernetesNMState.mode is "enabled"`)}
 
 	tests := []struct {
 		name                            string
@@ -62,117 +62,117 @@ func TestConditions(t *testing.T) {
 		observed                        Observed
 		available, progressing, degrade want
 	}{
-		{name: "disabled by the user, policies kept", decision: disabled, observed: Observed{Policies: 3},
+		{name: "disabled by the user, policies kept", decision: disabled, observed: Observed{WorkloadsKnown: true, Policies: 3},
 			available:   want{operv1.ConditionFalse, ReasonUserDisabled, []string{"3 NodeNetworkConfigurationPolicies exist and are not enforced", `"mode":"Enabled"`}},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "one policy kept", decision: disabled, observed: Observed{Policies: 1},
+		{name: "one policy kept", decision: disabled, observed: Observed{WorkloadsKnown: true, Policies: 1},
 			available:   want{operv1.ConditionFalse, ReasonUserDisabled, []string{"1 NodeNetworkConfigurationPolicy exists and is not enforced"}},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "off by platform default is not Degraded", decision: notDefault, observed: Observed{Policies: -1},
+		{name: "off by platform default is not Degraded", decision: notDefault, observed: Observed{WorkloadsKnown: true, Policies: -1},
 			available:   want{operv1.ConditionFalse, ReasonPlatformNotDefault, []string{"off by default on AWS", "Enabled"}},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "disabled while the workloads are still there", decision: disabled,
-			observed:    Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionFalse, ReasonUserDisabled, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRemoving, []string{"removing the kubernetes-nmstate handler and webhook"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "enabled, nothing created yet", decision: enabled, observed: Observed{},
+		{name: "enabled, nothing created yet", decision: enabled, observed: Observed{WorkloadsKnown: true},
 			available:   want{operv1.ConditionFalse, ReasonDeploying, []string{"waiting for the handler DaemonSet and webhook Deployment"}},
 			progressing: want{operv1.ConditionTrue, ReasonDeploying, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "DaemonSet controller has not seen it", decision: enabled, observed: Observed{Handler: handler(1, 0, 0, 0, 0), Webhook: webhook(2, 0, 0)},
+		{name: "DaemonSet controller has not seen it", decision: enabled, observed: Observed{WorkloadsKnown: true, Handler: handler(1, 0, 0, 0, 0), Webhook: webhook(2, 0, 0)},
 			available:   want{operv1.ConditionFalse, ReasonDeploying, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"not yet picked up"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "rolling out", decision: enabled, observed: Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2)},
+		{name: "rolling out", decision: enabled, observed: Observed{WorkloadsKnown: true, Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"handler ready on 3 of 5 nodes", "webhook 2 of 2"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "updating", decision: enabled, observed: Observed{Handler: handler(3, 3, 5, 2, 4), Webhook: webhook(2, 2, 2)},
+		{name: "updating", decision: enabled, observed: Observed{WorkloadsKnown: true, Handler: handler(3, 3, 5, 2, 4), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"handler updated on 2 of 5 nodes, ready on 4"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "ready", decision: enabled, observed: Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2)},
+		{name: "ready", decision: enabled, observed: Observed{WorkloadsKnown: true, Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, []string{"on by default on BareMetal"}},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, []string{"handler ready on 5 of 5 nodes"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "webhook down", decision: enabled, observed: Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 0)},
+		{name: "webhook down", decision: enabled, observed: Observed{WorkloadsKnown: true, Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 0)},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, []string{"webhook 0 of 2 replicas available"}},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "rolling out for a while is not yet hung", decision: enabled,
-			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressingSince(5 * time.Minute), Now: now},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressingSince(5 * time.Minute), Now: now},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "hung", decision: enabled,
-			observed:    Observed{Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressingSince(40 * time.Minute), Now: now},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Previous: progressingSince(40 * time.Minute), Now: now},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonRolloutHung, []string{"has not finished in over 15m0s, since 2026-12-02T11:20:00Z", "handler ready on 3 of 5 nodes", "oc -n openshift-nmstate get pods"}}},
-		{name: "no node matches the selector", decision: enabled, observed: Observed{Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)},
+		{name: "no node matches the selector", decision: enabled, observed: Observed{WorkloadsKnown: true, Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionFalse, ReasonNoHandlerNodes, nil},
 			progressing: want{operv1.ConditionFalse, ReasonNoHandlerNodes, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonNoHandlerNodes, []string{"handlerPlacement"}}},
-		{name: "invalid config keeps what runs", err: badConfig, observed: Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)},
+		{name: "invalid config keeps what runs", err: badConfig, observed: Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionTrue, ReasonKeptDeployed, []string{"keeps running as last deployed"}},
 			progressing: want{operv1.ConditionFalse, ReasonInvalidConfig, []string{"KubernetesNMStateDegraded"}},
 			degrade:     want{operv1.ConditionTrue, ReasonInvalidConfig, []string{`"enabled"`, "nothing on the cluster was changed"}}},
-		{name: "invalid config, nothing deployed", err: badConfig, observed: Observed{},
+		{name: "invalid config, nothing deployed", err: badConfig, observed: Observed{WorkloadsKnown: true},
 			available:   want{operv1.ConditionFalse, ReasonInvalidConfig, nil},
 			progressing: want{operv1.ConditionFalse, ReasonInvalidConfig, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonInvalidConfig, nil}},
-		{name: "API error", err: errors.New("connection refused"), observed: Observed{},
+		{name: "API error", err: errors.New("connection refused"), observed: Observed{WorkloadsKnown: true},
 			available:   want{operv1.ConditionFalse, ReasonFailed, nil},
 			progressing: want{operv1.ConditionFalse, ReasonFailed, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonFailed, []string{"connection refused", "nothing was deleted"}}},
 		{name: "API error retried: what is observed stays true", decision: enabled, err: errors.New("connection refused"),
-			observed:    Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2), Retrying: true},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2), Retrying: true},
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRetrying, []string{"retrying after: connection refused", "handler ready on 5 of 5 nodes"}},
 			degrade:     want{operv1.ConditionFalse, ReasonRetrying, []string{"reported here if it persists"}}},
 		{name: "workloads gone while retrying are not rolling out", decision: enabled, err: errors.New(`namespaces "openshift-nmstate" not found`),
-			observed:    Observed{Retrying: true},
+			observed:    Observed{WorkloadsKnown: true, Retrying: true},
 			available:   want{operv1.ConditionFalse, ReasonDeploying, []string{"waiting for the handler DaemonSet and webhook Deployment to be created"}},
 			progressing: want{operv1.ConditionTrue, ReasonRetrying, []string{"not found", "waiting for the handler DaemonSet and webhook Deployment to be created"}},
 			degrade:     want{operv1.ConditionFalse, ReasonRetrying, nil}},
 		{name: "retrying before a decision", err: errors.New("reading infrastructure/cluster: connection refused"),
-			observed:    Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2), Retrying: true},
+			observed:    Observed{WorkloadsKnown: true, Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2), Retrying: true},
 			available:   want{operv1.ConditionTrue, ReasonKeptDeployed, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRetrying, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonRetrying, nil}},
-		{name: "retrying before a decision, nothing running", err: errors.New("connection refused"), observed: Observed{Retrying: true},
+		{name: "retrying before a decision, nothing running", err: errors.New("connection refused"), observed: Observed{WorkloadsKnown: true, Retrying: true},
 			available:   want{operv1.ConditionFalse, ReasonRetrying, []string{"no kubernetes-nmstate handler is available"}},
 			progressing: want{operv1.ConditionTrue, ReasonRetrying, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonRetrying, nil}},
-		{name: "another manager's handler runs", decision: managedByOther, observed: Observed{Policies: 2, OtherHandler: otherDS(1, 1, 3, 3)},
-			available:   want{operv1.ConditionFalse, ReasonManagedByStandaloneOperator, nil},
+		{name: "another manager's handler runs", decision: managedByOther, observed: Observed{WorkloadsKnown: true, Policies: 2, OtherHandler: otherDS(1, 1, 3, 3)},
+			available:   want{operv1.ConditionFalse, ReasonManagedElsewhere, nil},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "another manager's handler still starting is no fault", decision: managedByOther, observed: Observed{Policies: 2, OtherHandler: otherDS(1, 1, 3, 0)},
-			available:   want{operv1.ConditionFalse, ReasonManagedByStandaloneOperator, nil},
+		{name: "another manager's handler still starting is no fault", decision: managedByOther, observed: Observed{WorkloadsKnown: true, Policies: 2, OtherHandler: otherDS(1, 1, 3, 0)},
+			available:   want{operv1.ConditionFalse, ReasonManagedElsewhere, nil},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
-		{name: "another manager's handler not yet seen by its controller", decision: managedByOther, observed: Observed{Policies: 2, OtherHandler: otherDS(2, 1, 0, 0)},
-			available:   want{operv1.ConditionFalse, ReasonManagedByStandaloneOperator, nil},
+		{name: "another manager's handler not yet seen by its controller", decision: managedByOther, observed: Observed{WorkloadsKnown: true, Policies: 2, OtherHandler: otherDS(2, 1, 0, 0)},
+			available:   want{operv1.ConditionFalse, ReasonManagedElsewhere, nil},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 		{name: "another manager's handler on no node: nobody enforces the policies", decision: managedByOther,
-			observed:    Observed{Policies: 2, OtherHandler: otherDS(1, 1, 0, 0)},
-			available:   want{operv1.ConditionFalse, ReasonManagedByStandaloneOperator, []string{"DaemonSet openshift-cnv/nmstate-handler runs on no node, so nobody runs a kubernetes-nmstate handler and 2 NodeNetworkConfigurationPolicies exist and are not enforced; "}},
+			observed:    Observed{WorkloadsKnown: true, Policies: 2, OtherHandler: otherDS(1, 1, 0, 0)},
+			available:   want{operv1.ConditionFalse, ReasonManagedElsewhere, []string{"DaemonSet openshift-cnv/nmstate-handler runs on no node, so nobody runs a kubernetes-nmstate handler and 2 NodeNetworkConfigurationPolicies exist and are not enforced; "}},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonOtherHandlerNotRunning, []string{"runs on no node", "fix its node selector and tolerations, or remove it"}}},
-		{name: "kept for existing policies", decision: keptForPolicies, observed: Observed{Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2)},
+		{name: "kept for existing policies", decision: keptForPolicies, observed: Observed{WorkloadsKnown: true, Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionTrue, ReasonKeptForExistingPolicies, []string{"4 NodeNetworkConfigurationPolicies would otherwise no longer be enforced"}},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
 			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conds := Conditions(tt.decision, tt.err, tt.observed)
+			conds := conditionsFor(tt.decision, tt.err, tt.observed)
 			require.Len(t, conds, 3)
 			for _, c := range []struct {
 				typ  string
@@ -206,11 +206,11 @@ func TestConditions(t *testing.T) {
 
 func TestConditionsKeepTransitionTime(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	d := Decide(Config{}, haCluster)
-	first := Conditions(d, nil, Observed{Handler: handler(1, 1, 3, 1, 1), Webhook: webhook(2, 2, 2), Now: t0})
-	later := Conditions(d, nil, Observed{Handler: handler(1, 1, 3, 2, 2), Webhook: webhook(2, 2, 2), Previous: first, Now: t0.Add(time.Minute)})
+	d := decide(Config{}, haCluster)
+	first := conditionsFor(d, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 1, 1), Webhook: webhook(2, 2, 2), Now: t0})
+	later := conditionsFor(d, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 2, 2), Webhook: webhook(2, 2, 2), Previous: first, Now: t0.Add(time.Minute)})
 	assert.Equal(t, t0, find(later, ConditionProgressing).LastTransitionTime.Time, "status unchanged: time kept")
-	done := Conditions(d, nil, Observed{Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Previous: later, Now: t0.Add(2 * time.Minute)})
+	done := conditionsFor(d, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Previous: later, Now: t0.Add(2 * time.Minute)})
 	assert.Equal(t, t0.Add(2*time.Minute), find(done, ConditionProgressing).LastTransitionTime.Time, "status changed: new time")
 	assert.Equal(t, t0, find(done, ConditionAvailable).LastTransitionTime.Time)
 }

@@ -48,12 +48,12 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, Summarize(tt.err))
+			assert.Equal(t, tt.want, summarize(tt.err))
 		})
 	}
 
 	t.Run("bounded, with the count of what was left out", func(t *testing.T) {
-		got := Summarize(errors.Join(many...))
+		got := summarize(errors.Join(many...))
 		assert.LessOrEqual(t, len(got), maxErrorText)
 		lines := strings.Split(got, causeSeparator)
 		last := lines[len(lines)-1]
@@ -61,7 +61,7 @@ func TestSummarize(t *testing.T) {
 		assert.Equal(t, "applying ConfigMap openshift-nmstate/cm-0: quota 0 exceeded", lines[0])
 	})
 	t.Run("one huge cause is cut", func(t *testing.T) {
-		got := Summarize(errors.Join(huge, errors.New("second")))
+		got := summarize(errors.Join(huge, errors.New("second")))
 		assert.LessOrEqual(t, len(got), maxErrorText)
 		assert.True(t, strings.HasPrefix(got, "xxx"), got[:10])
 		assert.Contains(t, got, "...")
@@ -71,22 +71,22 @@ func TestSummarize(t *testing.T) {
 	// causes with their separators summaryRoom.
 	t.Run("a cause that just fits is kept whole", func(t *testing.T) {
 		cause := strings.Repeat("y", summaryRoom-2)
-		assert.Equal(t, cause, Summarize(errors.New(cause)))
+		assert.Equal(t, cause, summarize(errors.New(cause)))
 	})
 	t.Run("a byte more and it is cut to fit", func(t *testing.T) {
-		got := Summarize(errors.New(strings.Repeat("y", summaryRoom-1)))
+		got := summarize(errors.New(strings.Repeat("y", summaryRoom-1)))
 		assert.Equal(t, strings.Repeat("y", summaryRoom-5)+"...", got)
 	})
 	t.Run("two causes that just fit are both kept", func(t *testing.T) {
 		a, b := strings.Repeat("a", 500), strings.Repeat("b", summaryRoom-504)
-		assert.Equal(t, a+"; "+b, Summarize(errors.Join(errors.New(a), errors.New(b))))
+		assert.Equal(t, a+"; "+b, summarize(errors.Join(errors.New(a), errors.New(b))))
 	})
 	t.Run("a byte more and the second is counted", func(t *testing.T) {
 		a, b := strings.Repeat("a", 500), strings.Repeat("b", summaryRoom-503)
-		assert.Equal(t, a+"; (and 1 more distinct errors)", Summarize(errors.Join(errors.New(a), errors.New(b))))
+		assert.Equal(t, a+"; (and 1 more distinct errors)", summarize(errors.Join(errors.New(a), errors.New(b))))
 	})
 	t.Run("no newline, whatever the causes", func(t *testing.T) {
 		assert.Equal(t, "admission webhook denied the request: a b; second",
-			Summarize(errors.Join(errors.New("admission webhook denied the request: a\nb"), errors.New("second"))))
+			summarize(errors.Join(errors.New("admission webhook denied the request: a\nb"), errors.New("second"))))
 	})
 }

@@ -10,7 +10,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,10 +21,10 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	operv1 "github.com/openshift/api/operator/v1"
-	"github.com/openshift/cluster-network-operator/pkg/render"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -47,9 +49,18 @@ const (
 
 var (
 	clusterReq  = reconcile.Request{NamespacedName: client.ObjectKey{Name: "cluster"}}
-	bareMetalHA = nmstate.Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
-		InfrastructureTopology: configv1.HighlyAvailableTopologyMode, DefaultOnGate: true}
+	bareMetalHA = nmstate.Infrastructure{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.HighlyAvailableTopologyMode,
+		InfrastructureTopology: configv1.HighlyAvailableTopologyMode}
 )
+
+// rendered is what the plugin renders on the sample bare-metal cluster with
+// the mode omitted and the default-on gate.
+func rendered(manifests, release string) ([]*unstructured.Unstructured, error) {
+	network := &unstructured.Unstructured{Object: map[string]any{}}
+	res := nmstate.Render(nmstate.Input{Network: network, Infrastructure: bareMetalHA, DefaultOnGate: true,
+		Images: nmstate.Images{Handler: image, ReleaseVersion: release}, ManifestDir: manifests})
+	return res.Objects, res.Err
+}
 
 func main() {
 	// The rollout phase's simulated pods have addresses only this program's
@@ -102,7 +113,9 @@ func run(o options) error {
 	manifests := filepath.Join(o.root, "bindata")
 
 	fmt.Println("== render cost: nmstate.Render vs CNO's render.RenderDir, same bindata and data")
-	r.render, r.renderDir = renderCost(manifests)
+	if r.render, r.renderDir, err = renderCost(o.root); err != nil {
+		return err
+	}
 
 	dc, err := devcluster.Start(devcluster.Options{AssetsDir: o.assets, Nodes: devcluster.BareMetalNodes(),
 		NetworkCRD: filepath.Join(o.root, "manifests/0000_70_network_01_networks-TechPreviewNoUpgrade.crd.yaml")})
@@ -186,31 +199,40 @@ func parseSizes(name, list string) ([]int, error) {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d.Microseconds())/1000) }
 
-// renderCost benchmarks nmstate.Render and CNO's render.RenderDir on the
-// same bindata and data.
-func renderCost(manifests string) (plugin, cno testing.BenchmarkResult) {
-	d := nmstate.Decide(nmstate.Config{}, bareMetalHA)
-	p := nmstate.NewRenderParams(nmstate.Config{}, bareMetalHA, image, releaseVersion)
-	plugin = testing.Benchmark(func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if _, err := nmstate.Render(d, p, manifests); err != nil {
-				b.Fatal(err)
-			}
+// renderCost runs pkg/nmstate's BenchmarkRender, which measures
+// nmstate.Render and CNO's render.RenderDir on the same bindata and data
+// side by side (the template data is the package's own), and reads its two
+// results.
+func renderCost(root string) (plugin, cno testing.BenchmarkResult, err error) {
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "^BenchmarkRender$", "-benchmem", "./pkg/nmstate")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return plugin, cno, fmt.Errorf("go test -bench BenchmarkRender: %w\n%s", err, out)
+	}
+	found := map[string]testing.BenchmarkResult{}
+	for _, line := range strings.Split(string(out), "\n") {
+		m := benchLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
 		}
-	})
-	cno = testing.Benchmark(func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			data := nmstate.RenderData(p)
-			if _, err := render.RenderDir(filepath.Join(manifests, nmstate.ManifestSubdir), &data); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		n, _ := strconv.Atoi(m[2])
+		ns, _ := strconv.ParseFloat(m[3], 64)
+		bytes, _ := strconv.ParseUint(m[4], 10, 64)
+		allocs, _ := strconv.ParseUint(m[5], 10, 64)
+		found[m[1]] = testing.BenchmarkResult{N: n, T: time.Duration(ns * float64(n)), MemBytes: bytes * uint64(n), MemAllocs: allocs * uint64(n)}
+	}
+	plugin, okPlugin := found["Render"]
+	cno, okCNO := found["RenderDir"]
+	if !okPlugin || !okCNO {
+		return plugin, cno, fmt.Errorf("BenchmarkRender printed no Render and RenderDir results:\n%s", out)
+	}
 	fmt.Printf("  Render     %s\n  RenderDir  %s\n", plugin.String()+" "+plugin.MemString(), cno.String()+" "+cno.MemString())
-	return plugin, cno
+	return plugin, cno, nil
 }
+
+// benchLine is one result line of `go test -bench -benchmem`.
+var benchLine = regexp.MustCompile(`^BenchmarkRender/(\w+)-\d+\s+(\d+)\s+([\d.]+) ns/op\s+(\d+) B/op\s+(\d+) allocs/op`)
 
 type bench struct {
 	cfg       *rest.Config
@@ -255,9 +277,7 @@ func (b *bench) startHost(applyEvery bool) error {
 		return err
 	}
 	b.host, err = controller.Setup(mgr, controller.Options{ManifestDir: b.manifests, DefaultOnGate: true, ApplyEveryReconcile: applyEvery,
-		Params: func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
-			return nmstate.NewRenderParams(cfg, c, image, releaseVersion)
-		}})
+		Images: nmstate.Images{Handler: image, ReleaseVersion: releaseVersion}})
 	if err != nil {
 		return err
 	}
@@ -313,7 +333,7 @@ func (b *bench) handlersReady(n int32) (time.Time, error) {
 }
 
 func (b *bench) resourceVersions() (map[string]string, error) {
-	objs, err := nmstate.Render(nmstate.Decide(nmstate.Config{}, bareMetalHA), nmstate.NewRenderParams(nmstate.Config{}, bareMetalHA, image, releaseVersion), b.manifests)
+	objs, err := rendered(b.manifests, releaseVersion)
 	if err != nil {
 		return nil, err
 	}

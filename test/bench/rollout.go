@@ -125,8 +125,7 @@ func kubectlRollout(assets, root string, n int) (time.Duration, error) {
 		return 0, err
 	}
 	defer dc.Stop()
-	objs, err := nmstate.Render(nmstate.Decide(nmstate.Config{}, bareMetalHA),
-		nmstate.NewRenderParams(nmstate.Config{}, bareMetalHA, image, "4.99.0"), filepath.Join(root, "bindata"))
+	objs, err := rendered(filepath.Join(root, "bindata"), releaseVersion)
 	if err != nil {
 		return 0, err
 	}

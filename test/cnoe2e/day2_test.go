@@ -64,7 +64,7 @@ func TestDay2Kept(t *testing.T) {
 			[]byte(`[{"op":"remove","path":"/metadata/labels/networkoperator.openshift.io~1kubernetes-nmstate"}]`))))
 		e.touchCNO()
 		require.True(t, waitFor(4*time.Minute, func() bool {
-			return e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && ds.Labels[nmstate.OwnerLabel] == nmstate.Version
+			return e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && ds.Labels[nmstate.OwnerLabel] == nmstate.PluginVersion
 		}), "CNO did not put the owner label back; %s", e.describeConditions())
 		// Another status pass for a wrong prune to show.
 		e.reconciled()
@@ -76,12 +76,12 @@ func TestDay2Kept(t *testing.T) {
 
 	t.Run("deleting the policies CRD", func(t *testing.T) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		require.True(t, e.exists(crd, "", nmstate.CRDNames[0]))
+		require.True(t, e.exists(crd, "", nmstate.CRDNames()[0]))
 		err := e.c.Delete(e.ctx(), crd)
 		require.Error(t, err, "the delete was admitted")
 		assert.True(t, apierrors.IsForbidden(err), "%v", err)
 		assert.Contains(t, err.Error(), nmstate.AllowDeletionAnnotation+"=true")
-		require.True(t, e.exists(crd, "", nmstate.CRDNames[0]))
+		require.True(t, e.exists(crd, "", nmstate.CRDNames()[0]))
 		assert.Nil(t, crd.DeletionTimestamp)
 	})
 

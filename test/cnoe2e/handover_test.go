@@ -113,7 +113,7 @@ func TestHandoverWithStandaloneOperator(t *testing.T) {
 	began := time.Now()
 	require.NoError(t, e.c.Create(e.ctx(), cr))
 
-	avail := e.waitCondition(5*time.Minute, nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedByStandaloneOperator)
+	avail := e.waitCondition(5*time.Minute, nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
 	figure(t, "NMState CR created to CNO stepping aside: %s", time.Since(began).Round(100*time.Millisecond))
 	t.Logf("%s: %s", nmstate.ConditionAvailable, avail.Message)
 	require.True(t, waitFor(8*time.Minute, func() bool {

@@ -58,7 +58,7 @@ func (e *env) nmstateObjects() map[object]types.UID {
 		}
 	}
 	// The CRDs are deployed but never related (nmstate.KeepOutOfRelatedObjects).
-	for _, name := range nmstate.CRDNames {
+	for _, name := range nmstate.CRDNames() {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if e.exists(crd, "", name) {
 			if _, related := out[object{crdGVK, "", name}]; related {

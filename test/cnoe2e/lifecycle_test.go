@@ -82,7 +82,7 @@ func (e *env) requireKept(kept map[object]types.UID, policy types.UID) {
 
 func crdKinds() []string {
 	var out []string
-	for _, n := range nmstate.CRDNames {
+	for _, n := range nmstate.CRDNames() {
 		out = append(out, "CustomResourceDefinition "+n)
 	}
 	return out

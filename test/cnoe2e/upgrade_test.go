@@ -145,7 +145,7 @@ func TestUpgradeThenDowngrade(t *testing.T) {
 	}
 	policy := e.createPolicy("keep-me")
 	crds := map[string]string{}
-	for _, n := range nmstate.CRDNames {
+	for _, n := range nmstate.CRDNames() {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		require.True(t, e.exists(crd, "", n))
 		crds[n] = string(crd.UID)

@@ -20,7 +20,7 @@ import (
 // resourceVersions maps every rendered object, and the Network, to its
 // resourceVersion on the server.
 func resourceVersions(t *testing.T, k *cluster) map[string]string {
-	out, err := devcluster.ResourceVersions(k.ctx(), k.c, rendered(t, nmstate.Config{}, bareMetalHA))
+	out, err := devcluster.ResourceVersions(k.ctx(), k.c, rendered(t, "", bareMetalHA))
 	require.NoError(t, err)
 	out["Network/cluster"] = k.network().GetResourceVersion()
 	return out

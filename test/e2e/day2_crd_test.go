@@ -24,7 +24,7 @@ func TestCRDDeletionProtected(t *testing.T) {
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
 	k.startHost()
-	k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
+	k.waitSnapshot(rendered(t, "", bareMetalHA))
 	for _, name := range []string{"bond0", "vlan100", "br-ex2"} {
 		k.createPolicy(name)
 	}
@@ -45,7 +45,7 @@ func TestCRDDeletionProtected(t *testing.T) {
 		assert.Contains(t, out, nmstate.CRDDeletionProtection)
 		assert.Contains(t, out, "deletes every object of its kind with no undo")
 		assert.Contains(t, out, "oc annotate crd nodenetworkconfigurationpolicies.nmstate.io "+nmstate.AllowDeletionAnnotation+"=true")
-		for _, name := range nmstate.CRDNames {
+		for _, name := range nmstate.CRDNames() {
 			assert.True(t, k.crdKept(name), "%s is being deleted", name)
 		}
 		assert.ElementsMatch(t, policies, nncpNames(t, k), "policies lost")
@@ -75,8 +75,8 @@ func TestCRDDeletionProtected(t *testing.T) {
 		require.True(t, waitUntil(func() bool { return !k.exists(last, "", crd) || last.DeletionTimestamp != nil }),
 			"the annotated CRD was not deleted; last seen with finalizers %v and annotations %v", last.Finalizers, last.Annotations)
 		// The others are still protected.
-		out, err = k.kubectl("delete", "crd", nmstate.CRDNames[1])
+		out, err = k.kubectl("delete", "crd", nmstate.CRDNames()[1])
 		require.Error(t, err, out)
-		assert.True(t, k.crdKept(nmstate.CRDNames[1]))
+		assert.True(t, k.crdKept(nmstate.CRDNames()[1]))
 	})
 }

@@ -106,14 +106,14 @@ func TestOwnHandlerWithoutItsLabel(t *testing.T) {
 	k.createNetwork(nil)
 	k.startHost()
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
-	before := k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
+	before := k.waitSnapshot(rendered(t, "", bareMetalHA))
 	history := k.recordEvents(networkList())
 
 	out, err := k.kubectl("-n", nmstate.Namespace, "label", "daemonset", nmstate.HandlerDaemonSet, nmstate.OwnerLabel+"-")
 	require.NoError(t, err, out)
 	ds := &appsv1.DaemonSet{}
 	require.True(t, waitUntil(func() bool {
-		return k.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && ds.Labels[nmstate.OwnerLabel] == nmstate.Version
+		return k.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) && ds.Labels[nmstate.OwnerLabel] == nmstate.PluginVersion
 	}), "the owner label was never put back: %v", ds.Labels)
 	// A few more reconciles' worth of time for a wrong decision to show.
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
@@ -133,7 +133,7 @@ func TestKeptRestoredWhileDisabled(t *testing.T) {
 	k.startHost()
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
 	// Disabled from the start: nothing was ever installed, so nothing is.
-	require.False(t, k.crdKept(nmstate.CRDNames[0]), "a cluster that never ran kubernetes-nmstate got its CRDs")
+	require.False(t, k.crdKept(nmstate.CRDNames()[0]), "a cluster that never ran kubernetes-nmstate got its CRDs")
 
 	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonDeploying)

@@ -86,8 +86,8 @@ func TestHostLogsDecisions(t *testing.T) {
 	assert.Contains(t, strings.Join(pruned, "\n"), "DaemonSet openshift-nmstate/nmstate-handler")
 
 	k.createOperatorDeployment(t)
-	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedByStandaloneOperator)
-	aside := changed(nmstate.ConditionAvailable, nmstate.ReasonManagedByStandaloneOperator)
+	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
+	aside := changed(nmstate.ConditionAvailable, nmstate.ReasonManagedElsewhere)
 	require.Len(t, aside, 1, "stepping aside: logged once")
 	assert.Contains(t, aside[0], "the standalone kubernetes-nmstate operator (Deployment ", "naming whom for")
 }

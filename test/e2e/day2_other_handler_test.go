@@ -40,7 +40,7 @@ func TestOtherHandlerOnNoNode(t *testing.T) {
 	d := k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionTrue, nmstate.ReasonOtherHandlerNotRunning)
 	assert.Contains(t, d.Message, "DaemonSet openshift-cnv/nmstate-handler runs on no node, so nobody runs a kubernetes-nmstate handler and 1 NodeNetworkConfigurationPolicy exists and is not enforced")
 	a := k.conditions()[nmstate.ConditionAvailable]
-	assert.Equal(t, nmstate.ReasonManagedByStandaloneOperator, a.Reason)
+	assert.Equal(t, nmstate.ReasonManagedElsewhere, a.Reason)
 	assert.True(t, strings.HasPrefix(a.Message, "DaemonSet openshift-cnv/nmstate-handler runs on no node"), a.Message)
 	assert.Contains(t, a.Message, "stop whoever deployed DaemonSet openshift-cnv/nmstate-handler from deploying it", "its manager's handover, not an OLM uninstall")
 	assert.NotContains(t, a.Message, "uninstall the kubernetes-nmstate operator")
@@ -50,7 +50,7 @@ func TestOtherHandlerOnNoNode(t *testing.T) {
 		"-p", `[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]`)
 	require.NoError(t, err, out)
 	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
-	a = k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedByStandaloneOperator)
+	a = k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
 	assert.NotContains(t, a.Message, "runs on no node")
 	assert.False(t, k.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet), "two handlers")
 }

@@ -97,7 +97,7 @@ func TestValidationKeptWhileDisabled(t *testing.T) {
 	// The standalone operator's Deployment is not watched: the recheck
 	// finds it, as on a cluster.
 	k.startHost(func(o *controller.Options) { o.RecheckInterval = time.Second })
-	k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
+	k.waitSnapshot(rendered(t, "", bareMetalHA))
 	k.createPolicy("bond0")
 	k.requireRefused(t)
 
@@ -116,7 +116,7 @@ func TestValidationKeptWhileDisabled(t *testing.T) {
 		k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
 		k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
 		k.createOperatorDeployment(t)
-		k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedByStandaloneOperator)
+		k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
 		k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 		k.requireValidationKept(t)
 		k.requireRefused(t)
@@ -157,7 +157,7 @@ func TestDefaultOffKeepsPoliciesEnforced(t *testing.T) {
 	k.startHost(func(o *controller.Options) { o.RecheckInterval = time.Second })
 	aws := bareMetalHA
 	aws.Platform = configv1.AWSPlatformType
-	enabled := k.waitSnapshot(rendered(t, nmstate.Config{Mode: nmstate.ModeEnabled}, aws))
+	enabled := k.waitSnapshot(rendered(t, modeEnabled, aws))
 	k.createPolicy("bond0")
 	k.createPolicy("vlan100")
 

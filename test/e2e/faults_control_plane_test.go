@@ -47,8 +47,6 @@ import (
 // DaemonSet spec for the host to apply.
 const workerPlacement = `{"spec":{"kubernetesNMState":{"mode":"Enabled","handlerPlacement":{"nodeSelector":{"node-role.kubernetes.io/worker":""}}}}}`
 
-var workerConfig = nmstate.Config{Mode: nmstate.ModeEnabled, Handler: nmstate.Placement{NodeSelector: map[string]string{"node-role.kubernetes.io/worker": ""}}}
-
 // onWorkers says whether a DaemonSet has the worker placement.
 func onWorkers(ds *appsv1.DaemonSet) bool {
 	_, ok := ds.Spec.Template.Spec.NodeSelector["node-role.kubernetes.io/worker"]
@@ -101,7 +99,7 @@ func TestFaultControlPlaneAPIServerRestart(t *testing.T) {
 	gate.recover()
 	require.Contains(t, gate.result(), "connection refused", "the DaemonSet's apply reached a server that was down")
 
-	objs := rendered(t, workerConfig, bareMetalHA)
+	objs := rendered(t, workerPlacement, bareMetalHA)
 	k.waitSnapshot(objs)
 	k.waitOperandsSettled(3, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonUserEnabled)
@@ -155,7 +153,7 @@ const etcdOutage = 30 * time.Second
 // default): never Degraded. Nothing is deleted, and the placement converges.
 func TestFaultControlPlaneEtcdStopped(t *testing.T) {
 	k, history, gate := startGatedHost(t)
-	before := k.waitSnapshot(append(rendered(t, nmstate.Config{}, bareMetalHA), nncp(t, "bond0")))
+	before := k.waitSnapshot(append(rendered(t, "", bareMetalHA), nncp(t, "bond0")))
 
 	k.patchNetwork(workerPlacement)
 	require.True(t, waitUntil(gate.holding), "the host never applied the new DaemonSet; its conditions: %+v", k.conditions())
@@ -191,9 +189,7 @@ func TestFaultControlPlaneEtcdStopped(t *testing.T) {
 const bumpedImage = handlerImage + "-bumped"
 
 func withImage(image string) hostOption {
-	return withParams(func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
-		return nmstate.NewRenderParams(cfg, c, image, "4.99.0-e2e")
-	})
+	return func(o *controller.Options) { o.Images.Handler = image }
 }
 
 func hasImage(image string) func(*appsv1.DaemonSet) bool {
@@ -217,7 +213,7 @@ func TestFaultControlPlaneHostKilledMidRollout(t *testing.T) {
 	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	k.createPolicy("bond0")
-	objs := rendered(t, nmstate.Config{}, bareMetalHA)
+	objs := rendered(t, "", bareMetalHA)
 	before := k.waitSnapshot(append(objs, nncp(t, "bond0")))
 	require.NoError(t, stop())
 	upgrade, err := strconv.ParseUint(k.network().GetResourceVersion(), 10, 64)
@@ -293,7 +289,7 @@ func TestFaultControlPlaneHostKilledMidRollout(t *testing.T) {
 // keptObjects are the rendered objects that stay when disabled.
 func keptObjects(t *testing.T) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
-	for _, obj := range rendered(t, nmstate.Config{}, bareMetalHA) {
+	for _, obj := range rendered(t, "", bareMetalHA) {
 		gvk := obj.GroupVersionKind()
 		if nmstate.KeptOnDisable(gvk.Group, gvk.Kind, obj.GetName()) {
 			out = append(out, obj)
@@ -440,7 +436,7 @@ func hostWrites(t *testing.T, events []loggedEvent, since uint64) []hostWrite {
 				dep = nil
 			}
 		case *unstructured.Unstructured:
-			conds := controller.NetworkConditions(o)
+			conds := nmstate.NetworkConditions(o)
 			changed := !equalConditions(previous, conds)
 			previous = conds
 			if !changed || e.rv <= since {

@@ -50,7 +50,7 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	k.createPolicy("bond0")
-	objs := rendered(t, nmstate.Config{}, bareMetalHA)
+	objs := rendered(t, "", bareMetalHA)
 	before := k.waitSnapshot(objs)
 	ns := &corev1.Namespace{}
 	require.True(t, k.exists(ns, "", nmstate.Namespace))
@@ -105,7 +105,7 @@ func TestFaultNamespaceDeleted(t *testing.T) {
 		inNamespace := strings.Contains(key, " "+nmstate.Namespace+"/") || strings.HasPrefix(key, "Namespace "+nmstate.Namespace+" ")
 		assert.True(t, inNamespace, "a cluster-scoped object was lost: %s", key)
 	}
-	for _, crd := range nmstate.CRDNames {
+	for _, crd := range nmstate.CRDNames() {
 		assert.True(t, k.crdKept(crd), crd)
 	}
 	assert.Equal(t, []string{"bond0"}, nncpNames(t, k))

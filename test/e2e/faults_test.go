@@ -163,7 +163,7 @@ func deployed(t *testing.T, opt clusterOption, hostOpts ...hostOption) (*cluster
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(map[string]any{"mode": "Enabled"})
 	k.startHost(hostOpts...)
-	s := k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
+	s := k.waitSnapshot(rendered(t, "", bareMetalHA))
 	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonUserEnabled)
 	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
@@ -261,7 +261,7 @@ func TestFaultInfrastructure(t *testing.T) {
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(map[string]any{"mode": "Enabled"})
 	k.startHost()
-	s := k.waitSnapshot(rendered(t, nmstate.Config{Mode: nmstate.ModeEnabled}, bareMetalHA))
+	s := k.waitSnapshot(rendered(t, modeEnabled, bareMetalHA))
 	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonUserEnabled)
 
@@ -384,7 +384,7 @@ func TestFaultInfrastructure(t *testing.T) {
 		k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
 		k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
 		assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status)
-		for _, name := range nmstate.CRDNames {
+		for _, name := range nmstate.CRDNames() {
 			assert.True(t, k.crdKept(name), "CRD %s kept", name)
 		}
 		assert.Equal(t, []string{"vlan100"}, nncpNames(t, k), "the policy is kept")
@@ -411,14 +411,12 @@ func TestFaultMissingImage(t *testing.T) {
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
 	stop := k.runHost(k.cfg)
-	s := k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
+	s := k.waitSnapshot(rendered(t, "", bareMetalHA))
 	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	require.NoError(t, stop())
 
-	noImage := withParams(func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
-		return nmstate.NewRenderParams(cfg, c, "", "4.99.0-e2e")
-	})
+	noImage := func(o *controller.Options) { o.Images.Handler = "" }
 	reconciles := &reconcileCounter{}
 	stop = k.runHost(k.cfg, noImage, reconciles.option())
 	msg := k.waitDegraded(nmstate.ReasonMissingImage, nmstate.EnvHandlerImage, "nothing on the cluster was changed")
@@ -570,7 +568,7 @@ func runAPIFaults(t *testing.T, seed uint64, rate float64, opts ...hostOption) {
 	k.startHostWith(cfg, opts...)
 	faults.active.Store(true)
 	hostStart := time.Now()
-	objs := rendered(t, nmstate.Config{}, bareMetalHA)
+	objs := rendered(t, "", bareMetalHA)
 
 	s := k.waitSnapshot(objs)
 	// The real controllers may finish the rollout before the host reports
@@ -666,7 +664,7 @@ func TestFaultRestartMidApply(t *testing.T) {
 	k := startCluster(t, clusterOption{})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
-	objs := rendered(t, nmstate.Config{}, bareMetalHA)
+	objs := rendered(t, "", bareMetalHA)
 	gate := &applyGate{limit: int32(len(objs) / 2)}
 	cfg := rest.CopyConfig(k.cfg)
 	cfg.WrapTransport = gate.wrap
@@ -816,7 +814,7 @@ func TestFaultFlapping(t *testing.T) {
 	flapped := time.Since(start)
 	require.Equal(t, "Enabled", mode, "an even number of patches ends where it started")
 
-	k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
+	k.waitSnapshot(rendered(t, "", bareMetalHA))
 	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	// The reconcile counted after the last patch may have begun before it
 	// and read the previous mode: the last mode's conditions come with the
@@ -827,7 +825,7 @@ func TestFaultFlapping(t *testing.T) {
 	assert.True(t, k.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet))
 	assert.True(t, k.exists(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment))
 	assert.ElementsMatch(t, []string{"bond0", "vlan100", "br-ex2"}, nncpNames(t, k))
-	for _, crd := range nmstate.CRDNames {
+	for _, crd := range nmstate.CRDNames() {
 		assert.True(t, k.crdKept(crd), crd)
 	}
 	var keptLost []string

@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -141,9 +142,7 @@ func (k *cluster) launchHost(cfg *rest.Config, opts ...hostOption) (*controller.
 		// test of a reaction proves a watch. Tests of the recheck itself
 		// set a short one.
 		RecheckInterval: time.Hour,
-		Params: func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
-			return nmstate.NewRenderParams(cfg, c, handlerImage, "4.99.0-e2e")
-		},
+		Images:          nmstate.Images{Handler: handlerImage, ReleaseVersion: "4.99.0-e2e"},
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -267,11 +266,23 @@ func waitUntil(cond func() bool) bool {
 	return cond()
 }
 
-// rendered is what the plugin renders for the cluster, to compare with
-// what the API server holds.
-func rendered(t *testing.T, cfg nmstate.Config, c nmstate.Cluster) []*unstructured.Unstructured {
-	objs, err := nmstate.Render(nmstate.Decide(cfg, c), nmstate.NewRenderParams(cfg, c, handlerImage, "4.99.0-e2e"), manifestDir)
-	require.NoError(t, err)
-	require.NotEmpty(t, objs)
-	return objs
+// rendered is what the plugin renders for a Network made of network, a
+// JSON object such as a patch the tests apply ("" for none: the mode
+// omitted), on infra with the default-on gate, to compare with what the API
+// server holds.
+func rendered(t *testing.T, network string, infra nmstate.Infrastructure) []*unstructured.Unstructured {
+	t.Helper()
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	if network != "" {
+		require.NoError(t, json.Unmarshal([]byte(network), &obj.Object))
+	}
+	res := nmstate.Render(nmstate.Input{Network: obj, Infrastructure: infra, DefaultOnGate: true,
+		Images: nmstate.Images{Handler: handlerImage, ReleaseVersion: "4.99.0-e2e"}, ManifestDir: manifestDir})
+	require.NoError(t, res.Err)
+	require.NotEmpty(t, res.Objects)
+	return res.Objects
 }
+
+// modeEnabled is the Network, or the patch to it, that enables
+// kubernetes-nmstate.
+const modeEnabled = `{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`

@@ -129,7 +129,7 @@ func handoverFromRealOperator(t *testing.T, operatorNamespace string, hostDown b
 		k.runHost(k.cfg, opts...)
 		start = time.Now()
 	}
-	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedByStandaloneOperator)
+	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
 	t.Logf("the host stepped aside %s after the NMState CR was created (or the host restarted)", time.Since(start).Round(time.Millisecond))
 
 	// Once the host has stepped aside nothing enforces policies until
@@ -162,7 +162,7 @@ func handoverFromRealOperator(t *testing.T, operatorNamespace string, hostDown b
 		var dep appsv1.Deployment
 		assert.False(t, k.exists(&dep, nmstate.Namespace, nmstate.WebhookDeployment), "the host's webhook is gone")
 	}
-	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedByStandaloneOperator)
+	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
 
 	// OLM's uninstall: the CR first (the operator's objects go with it,
 	// by owner reference), then the operator.

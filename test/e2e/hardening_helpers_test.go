@@ -35,11 +35,6 @@ func (k *cluster) runHost(cfg *rest.Config, opts ...hostOption) (stop func() err
 	return stop
 }
 
-// withParams replaces the host's render parameters.
-func withParams(f func(nmstate.Config, nmstate.Cluster) nmstate.RenderParams) hostOption {
-	return func(o *controller.Options) { o.Params = f }
-}
-
 // objectKey names a rendered object in messages and maps.
 func objectKey(kind, namespace, name string) string {
 	if namespace == "" {

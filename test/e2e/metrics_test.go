@@ -102,7 +102,7 @@ func TestMetricsScrape(t *testing.T) {
 	k.startHost()
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 
-	objs := rendered(t, nmstate.Config{}, bareMetalHA)
+	objs := rendered(t, "", bareMetalHA)
 	k.waitSnapshot(objs)
 	var sm, rule *unstructured.Unstructured
 	for _, obj := range objs {

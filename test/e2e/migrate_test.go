@@ -137,7 +137,7 @@ func TestMigrateFromRealOperator(t *testing.T) {
 
 	// The host defers to the CR, and says how to carry it over.
 	k.runHost(k.cfg)
-	avail := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedByStandaloneOperator)
+	avail := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
 
 	migrate := exec.Command(bin, "migrate", "-kubeconfig", k.kubeconfig)
 	migrate.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}

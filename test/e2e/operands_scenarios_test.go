@@ -334,11 +334,7 @@ func TestOperandsImageBump(t *testing.T) {
 	releaseWebhook := k.holdPods(nmstate.WebhookDeployment)
 	require.NoError(t, stop())
 	const newImage = "quay.io/openshift/origin-kubernetes-nmstate-handler:e2e-bumped"
-	k.launchHost(k.cfg, func(o *controller.Options) {
-		o.Params = func(cfg nmstate.Config, c nmstate.Cluster) nmstate.RenderParams {
-			return nmstate.NewRenderParams(cfg, c, newImage, "4.99.0-e2e")
-		}
-	})
+	k.launchHost(k.cfg, withImage(newImage))
 	var dep appsv1.Deployment
 	var progressing operv1.OperatorCondition
 	require.True(t, waitUntil(func() bool {
@@ -502,7 +498,7 @@ func TestOperandsDisableReEnable(t *testing.T) {
 	available := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
 	assert.Contains(t, available.Message, "1 NodeNetworkConfigurationPolicy exists and is not enforced")
 	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
-	for _, crd := range nmstate.CRDNames {
+	for _, crd := range nmstate.CRDNames() {
 		assert.True(t, k.crdKept(crd), "CRD %s is kept", crd)
 	}
 	assert.Equal(t, policy.GetUID(), k.nncpObject("worker-0-dummy").GetUID(), "the policy is kept, the very same object")

@@ -129,7 +129,7 @@ func otherHandlerDefers(t *testing.T, namespace string, before bool) {
 	}
 	policyUID := k.nncpObject("bond0").GetUID()
 
-	c := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedByStandaloneOperator)
+	c := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
 	assert.Contains(t, c.Message, "DaemonSet "+namespace+"/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render")
 	t.Logf("the message: %s", c.Message)
 	k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
@@ -147,15 +147,15 @@ func otherHandlerDefers(t *testing.T, namespace string, before bool) {
 	require.NoError(t, err, out)
 	ours := &appsv1.DaemonSet{}
 	k.waitExists(ours, nmstate.Namespace, nmstate.HandlerDaemonSet)
-	assert.Equal(t, nmstate.Version, ours.Labels[nmstate.OwnerLabel])
+	assert.Equal(t, nmstate.PluginVersion, ours.Labels[nmstate.OwnerLabel])
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionTrue, nmstate.ReasonRollingOut)
 
 	t.Logf("handler DaemonSet events: %s", strings.Join(stopHandlers(), "; "))
 	stopDeletions()
-	for _, name := range nmstate.CRDNames {
+	for _, name := range nmstate.CRDNames() {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		require.True(t, k.exists(crd, "", name))
-		assert.Equal(t, nmstate.Version, crd.Labels[nmstate.OwnerLabel], "CRD %s adopted", name)
+		assert.Equal(t, nmstate.PluginVersion, crd.Labels[nmstate.OwnerLabel], "CRD %s adopted", name)
 	}
 	assert.Equal(t, policyUID, k.nncpObject("bond0").GetUID(), "the policy is the same object")
 }
@@ -164,7 +164,7 @@ func otherHandlerDefers(t *testing.T, namespace string, before bool) {
 // same generated CRDs, without the plugin's owner label.
 func (k *cluster) applyCRDsAs(manager string) {
 	k.t.Helper()
-	for _, obj := range rendered(k.t, nmstate.Config{}, bareMetalHA) {
+	for _, obj := range rendered(k.t, "", bareMetalHA) {
 		if obj.GetKind() != "CustomResourceDefinition" {
 			continue
 		}
@@ -224,7 +224,7 @@ func (k *cluster) watchDeletions() (stop func()) {
 		failed := map[string]bool{} // once per object is enough
 		return func(ev watch.Event) {
 			obj, ok := ev.Object.(client.Object)
-			if !ok || (kind == "CRD" && !slices.Contains(nmstate.CRDNames, obj.GetName())) {
+			if !ok || (kind == "CRD" && !slices.Contains(nmstate.CRDNames(), obj.GetName())) {
 				return
 			}
 			if name := obj.GetName(); (ev.Type == watch.Deleted || obj.GetDeletionTimestamp() != nil) && !failed[name] {

@@ -29,7 +29,7 @@ import (
 
 const ha = configv1.HighlyAvailableTopologyMode
 
-var bareMetalHA = nmstate.Cluster{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: ha, InfrastructureTopology: ha, DefaultOnGate: true}
+var bareMetalHA = nmstate.Infrastructure{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: ha, InfrastructureTopology: ha}
 
 // policies are three valid NNCPs a user might have: a bond, a VLAN and a bridge.
 var policies = map[string]string{
@@ -118,13 +118,13 @@ func TestBareMetalDefault(t *testing.T) {
 	assert.Contains(t, conds[nmstate.ConditionAvailable].Message, "on by default on BareMetal", "the decision is on Available")
 	assert.NotContains(t, available.Message, "on by default on BareMetal", "and only there")
 
-	for _, obj := range rendered(t, nmstate.Config{}, bareMetalHA) {
+	for _, obj := range rendered(t, "", bareMetalHA) {
 		got := &unstructured.Unstructured{}
 		got.SetGroupVersionKind(obj.GroupVersionKind())
 		require.True(t, waitUntil(func() bool {
 			return k.c.Get(k.ctx(), client.ObjectKeyFromObject(obj), got) == nil
 		}), "%s %s was not created", obj.GetKind(), obj.GetName())
-		assert.Equal(t, nmstate.Version, got.GetLabels()[nmstate.OwnerLabel], "%s %s", obj.GetKind(), obj.GetName())
+		assert.Equal(t, nmstate.PluginVersion, got.GetLabels()[nmstate.OwnerLabel], "%s %s", obj.GetKind(), obj.GetName())
 		managed := false
 		for _, f := range got.GetManagedFields() {
 			managed = managed || f.Manager == controller.FieldManager
@@ -160,7 +160,7 @@ func TestAWSDefaultOff(t *testing.T) {
 	assert.Contains(t, c.Message, `"mode":"Enabled"`)
 	assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status)
 	assert.False(t, k.exists(&corev1.Namespace{}, "", nmstate.Namespace))
-	assert.False(t, k.exists(&apiextensionsv1.CustomResourceDefinition{}, "", nmstate.CRDNames[0]))
+	assert.False(t, k.exists(&apiextensionsv1.CustomResourceDefinition{}, "", nmstate.CRDNames()[0]))
 }
 
 // 3. AWS, then the user opts in with kubectl: objects appear at once.
@@ -204,7 +204,7 @@ func TestWrongCaseWithOldCRDDeletesNothing(t *testing.T) {
 	uid := ds.UID
 	k.waitOperandsSettled(6, 2)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
-	objectsBefore := len(rendered(t, nmstate.Config{}, bareMetalHA))
+	objectsBefore := len(rendered(t, "", bareMetalHA))
 
 	out, err := k.kubectl("patch", "network.operator", "cluster", "--type", "merge", "-p", `{"spec":{"kubernetesNMState":{"mode":"enabled"}}}`)
 	require.NoError(t, err, out)
@@ -216,7 +216,7 @@ func TestWrongCaseWithOldCRDDeletesNothing(t *testing.T) {
 	require.True(t, k.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
 	assert.Equal(t, uid, ds.UID, "the handler DaemonSet was not recreated")
 	present := 0
-	for _, obj := range rendered(t, nmstate.Config{}, bareMetalHA) {
+	for _, obj := range rendered(t, "", bareMetalHA) {
 		got := &unstructured.Unstructured{}
 		got.SetGroupVersionKind(obj.GroupVersionKind())
 		if k.c.Get(k.ctx(), client.ObjectKeyFromObject(obj), got) == nil {
@@ -246,7 +246,7 @@ func TestDisableKeepsPolicies(t *testing.T) {
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 	c = k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
 	assert.Contains(t, c.Message, "3 NodeNetworkConfigurationPolicies exist and are not enforced")
-	for _, crd := range nmstate.CRDNames {
+	for _, crd := range nmstate.CRDNames() {
 		assert.True(t, k.crdKept(crd), crd)
 	}
 	assert.ElementsMatch(t, []string{"bond0", "vlan100", "br-ex2"}, nncpNames(t, k))
@@ -320,7 +320,7 @@ func TestStandaloneOperatorHandover(t *testing.T) {
 	require.NoError(t, k.c.Create(k.ctx(), operatorHandler))
 
 	k.startHost()
-	c := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedByStandaloneOperator)
+	c := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
 	assert.Contains(t, c.Message, "oc delete nmstates --all")
 	// The reconcile that wrote that condition rendered nothing: the
 	// operator's handler is as the operator made it.
@@ -338,14 +338,14 @@ func TestStandaloneOperatorHandover(t *testing.T) {
 	fresh := &appsv1.DaemonSet{}
 	require.True(t, waitUntil(func() bool {
 		return k.exists(fresh, nmstate.Namespace, nmstate.HandlerDaemonSet) && fresh.UID != operatorHandler.UID &&
-			fresh.Labels[nmstate.OwnerLabel] == nmstate.Version
+			fresh.Labels[nmstate.OwnerLabel] == nmstate.PluginVersion
 	}), "the host never deployed its own handler; last seen: UID %s (the operator's %s), labels %v", fresh.UID, operatorHandler.UID, fresh.Labels)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionTrue, nmstate.ReasonRollingOut)
-	for _, name := range nmstate.CRDNames {
+	for _, name := range nmstate.CRDNames() {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		require.True(t, waitUntil(func() bool {
 			require.True(t, k.exists(crd, "", name))
-			return crd.Labels[nmstate.OwnerLabel] == nmstate.Version
+			return crd.Labels[nmstate.OwnerLabel] == nmstate.PluginVersion
 		}), "CRD %s not adopted", name)
 	}
 	assert.Equal(t, []string{"bond0"}, nncpNames(t, k))

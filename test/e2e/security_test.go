@@ -260,7 +260,7 @@ func TestSecurityOperands(t *testing.T) {
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
 	k.startHost()
-	objs := rendered(t, nmstate.Config{}, bareMetalHA)
+	objs := rendered(t, "", bareMetalHA)
 	k.waitSnapshot(objs)
 
 	// What the handler works on: a policy, a node, a secret that is none of
@@ -488,7 +488,7 @@ func TestSecurityOperands(t *testing.T) {
 		require.NoError(t, k.c.List(k.ctx(), list))
 		for _, p := range list.Items {
 			assert.Equal(t, nmstate.Namespace, p.Namespace, "a policy outside openshift-nmstate: %s", p.Name)
-			assert.Equal(t, nmstate.Version, p.Labels[nmstate.OwnerLabel], "%s is not the plugin's", p.Name)
+			assert.Equal(t, nmstate.PluginVersion, p.Labels[nmstate.OwnerLabel], "%s is not the plugin's", p.Name)
 		}
 		policies := list.Items
 
@@ -679,12 +679,12 @@ func TestSecurityHostClusterRole(t *testing.T) {
 
 	// Every object any configuration renders, by the resource RBAC sees.
 	var everything []*unstructured.Unstructured
-	for _, c := range []nmstate.Cluster{
+	for _, c := range []nmstate.Infrastructure{
 		bareMetalHA,
-		{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.SingleReplicaTopologyMode, InfrastructureTopology: configv1.SingleReplicaTopologyMode, DefaultOnGate: true},
-		{Platform: configv1.KubevirtPlatformType, ControlPlaneTopology: configv1.ExternalTopologyMode, InfrastructureTopology: ha, DefaultOnGate: true},
+		{Platform: configv1.BareMetalPlatformType, ControlPlaneTopology: configv1.SingleReplicaTopologyMode, InfrastructureTopology: configv1.SingleReplicaTopologyMode},
+		{Platform: configv1.KubevirtPlatformType, ControlPlaneTopology: configv1.ExternalTopologyMode, InfrastructureTopology: ha},
 	} {
-		everything = append(everything, rendered(t, nmstate.Config{Mode: nmstate.ModeEnabled}, c)...)
+		everything = append(everything, rendered(t, modeEnabled, c)...)
 	}
 	kept := map[string]bool{"CustomResourceDefinition": true, "Namespace": true}
 
@@ -776,7 +776,7 @@ func TestSecurityHostClusterRole(t *testing.T) {
 	k.startHostWith(cfg)
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
-	objs := rendered(t, nmstate.Config{}, bareMetalHA)
+	objs := rendered(t, "", bareMetalHA)
 
 	t.Run("enable on BareMetal", func(t *testing.T) {
 		k.waitSnapshot(objs)
@@ -852,7 +852,7 @@ func TestSecurityHostClusterRole(t *testing.T) {
 		k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 		c := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
 		assert.Contains(t, c.Message, "3 NodeNetworkConfigurationPolicies exist and are not enforced")
-		for _, name := range nmstate.CRDNames {
+		for _, name := range nmstate.CRDNames() {
 			assert.True(t, k.crdKept(name), name)
 		}
 		assert.True(t, k.exists(&corev1.Namespace{}, "", nmstate.Namespace))
@@ -878,7 +878,7 @@ func TestSecurityValidatingAdmissionPolicy(t *testing.T) {
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
 	k.startHost()
-	k.waitSnapshot(rendered(t, nmstate.Config{}, bareMetalHA))
+	k.waitSnapshot(rendered(t, "", bareMetalHA))
 
 	// The API server enforces a new admission policy a moment after it is
 	// stored: wait until a name only the policy refuses is refused.

@@ -1,0 +1,119 @@
+package nmstate
+
+import (
+	configv1 "github.com/openshift/api/config/v1"
+	operv1 "github.com/openshift/api/operator/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Input is everything Render reads: it reads nothing else, from the
+// cluster or the environment.
+type Input struct {
+	// Network is network.operator.openshift.io/cluster: its
+	// spec.kubernetesNMState is the user's config, and its status
+	// conditions say what the plugin last decided.
+	Network *unstructured.Unstructured
+	// Infrastructure is the platform and the topologies.
+	Infrastructure Infrastructure
+	// State is what pkg/clusterstate's Read found.
+	State State
+	// DefaultOnGate is whether feature gate KubernetesNMStateByDefault is
+	// enabled: while it is not, an omitted mode means off on every platform.
+	DefaultOnGate bool
+	Images        Images
+	// ManifestDir is the bindata root holding network/kubernetes-nmstate.
+	ManifestDir string
+}
+
+// Result is what Render decided and rendered.
+type Result struct {
+	Decision Decision
+	// Objects are what to apply: nil when the decision renders nothing.
+	Objects []*unstructured.Unstructured
+	// Err stopped the plugin before it rendered anything: a bad
+	// spec.kubernetesNMState (an *InputError), a failed read of State, a
+	// missing image. What it deployed before stays as it is, unpruned,
+	// until it renders again.
+	Err error
+}
+
+// Render decides whether kubernetes-nmstate runs and renders it with CNO's
+// renderer: the one call CNO's Render, the host and `cno-nmstate render`
+// make. It never panics and never fails the caller's own work:
+// kubernetes-nmstate is optional, so its problems go into Result.Err and
+// from there into the KubernetesNMState* conditions only.
+func Render(in Input) Result {
+	cfg, err := ConfigFromNetwork(in.Network)
+	if err != nil {
+		return Result{Err: err}
+	}
+	if in.State.Err != nil {
+		return Result{Err: in.State.Err}
+	}
+	c := newCluster(in, NetworkConditions(in.Network))
+	d := decideWithCarryOver(cfg, c)
+	objs, err := renderObjects(d, newRenderParams(cfg, c, in.Images), in.ManifestDir)
+	return Result{Decision: d, Objects: objs, Err: err}
+}
+
+// newCluster gathers what the decision reads of in: the topologies with
+// their defaults, whoever else manages kubernetes-nmstate, whether the
+// plugin runs it (its own handler exists, or previous, the Network's
+// conditions, say it last decided so), how many policies it would leave
+// unenforced, and whether it was installed.
+func newCluster(in Input, previous []operv1.OperatorCondition) cluster {
+	infra, state := in.Infrastructure, in.State
+	c := cluster{
+		Platform:               infra.Platform,
+		ControlPlaneTopology:   infra.ControlPlaneTopology,
+		InfrastructureTopology: infra.InfrastructureTopology,
+		NoInfrastructure:       infra.Missing,
+		ManagedBy:              state.Other.ManagedBy,
+		StandaloneCR:           state.Other.StandaloneCR,
+		OtherHandler:           state.Other.HandlerName,
+		DefaultOnGate:          in.DefaultOnGate,
+		Deployed:               (state.Handler != nil && OwnHandler(state.Handler)) || wasOn(previous),
+		Policies:               state.Policies,
+		Installed:              state.Installed,
+	}
+	if c.ControlPlaneTopology == "" {
+		c.ControlPlaneTopology = configv1.HighlyAvailableTopologyMode
+	}
+	if c.InfrastructureTopology == "" {
+		c.InfrastructureTopology = configv1.HighlyAvailableTopologyMode
+	}
+	return c
+}
+
+// decideWithCarryOver is decide with the first step of a handover from an
+// NMState CR filled in for the message: the command the migration code
+// makes of the CR's settings.
+func decideWithCarryOver(cfg Config, c cluster) Decision {
+	if c.StandaloneCR != nil {
+		m, err := MigrationFrom(c.StandaloneCR, cfg)
+		c.CarryOver = carryOver{Command: m.Command, Err: err}
+	}
+	return decide(cfg, c)
+}
+
+// NetworkConditions are the conditions on network's status; those that do
+// not parse are left out.
+func NetworkConditions(network *unstructured.Unstructured) []operv1.OperatorCondition {
+	if network == nil {
+		return nil
+	}
+	raw, _, _ := unstructured.NestedSlice(network.Object, "status", "conditions")
+	var out []operv1.OperatorCondition
+	for _, item := range raw {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c operv1.OperatorCondition
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}

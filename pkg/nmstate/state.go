@@ -1,0 +1,88 @@
+package nmstate
+
+import (
+	"time"
+
+	operv1 "github.com/openshift/api/operator/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// State is what pkg/clusterstate's Read finds on the cluster: the deployed
+// workloads, whoever else deploys kubernetes-nmstate, and the policies. CNO's
+// Bootstrap and the host both read it and pass it to Render as it is.
+type State struct {
+	// Other is whoever else deploys kubernetes-nmstate.
+	Other Other
+	// Handler and Webhook are the DaemonSet openshift-nmstate/nmstate-handler
+	// and the Deployment openshift-nmstate/nmstate-webhook, nil when absent.
+	// The handler may be another manager's that took the name over
+	// (OwnHandler tells).
+	Handler *appsv1.DaemonSet
+	Webhook *appsv1.Deployment
+	// WorkloadsKnown is false when the workloads could not be read: the
+	// conditions then keep saying what they said, since nil workloads would
+	// read as "not created" while the handler runs.
+	WorkloadsKnown bool
+	// Policies is how many NodeNetworkConfigurationPolicies exist (0 when
+	// their CRD is not served); negative when unknown.
+	Policies int
+	// Installed is whether the plugin's own policies CRD exists: it
+	// deployed kubernetes-nmstate here before.
+	Installed bool
+	// Err joins every read that failed. Render then renders nothing, so
+	// that what is deployed stays as it is.
+	Err error
+}
+
+// Other is whoever else deploys kubernetes-nmstate; the zero value is
+// nobody. Only one handler may run per node, so the plugin then deploys
+// nothing.
+type Other struct {
+	// ManagedBy names it for the Available message, e.g. "the standalone
+	// kubernetes-nmstate operator (NMState CR nmstate)".
+	ManagedBy string
+	// StandaloneCR is the standalone operator's NMState CR, read whole: its
+	// spec is what a handover carries into the Network. Nil when ManagedBy
+	// names something else, or one of several CRs (the operator keeps the
+	// oldest and deletes the others, so that does not last).
+	StandaloneCR *unstructured.Unstructured
+	// HandlerName is the namespace/name of another manager's handler
+	// DaemonSet, when that is what was found rather than the standalone
+	// operator: the way to hand over is then its manager's, not an OLM
+	// uninstall. Handler is that DaemonSet, read whole for whether it runs
+	// any pod; nil if it went between the list and the read.
+	HandlerName string
+	Handler     *appsv1.DaemonSet
+}
+
+// Observed is the state as the Reporter reads it, with the Network's
+// conditions now, previous.
+func (s State) Observed(previous []operv1.OperatorCondition, now time.Time) Observed {
+	return Observed{
+		Handler:        s.Handler,
+		Webhook:        s.Webhook,
+		WorkloadsKnown: s.WorkloadsKnown,
+		Policies:       s.Policies,
+		OtherHandler:   s.Other.Handler,
+		Previous:       previous,
+		Now:            now,
+	}
+}
+
+// OwnHandler tells the plugin's own handler DaemonSet from any other: its
+// name in its namespace, unless another controller controls it. The
+// standalone operator deploys its handler under the same name with a
+// controller reference to its NMState CR (and one that adopted the
+// plugin's handler sets one too); CNO's is to network.operator/cluster and
+// the host sets none. The owner label is not asked for: removed by hand, it
+// is back with the next apply, and taking the plugin's own handler for
+// another's would prune its account and RBAC from under its running pods.
+func OwnHandler(ds metav1.Object) bool {
+	if ds.GetNamespace() != Namespace || ds.GetName() != HandlerDaemonSet {
+		return false
+	}
+	owner := metav1.GetControllerOf(ds)
+	return owner == nil || IsOperatorConfig(*owner)
+}
