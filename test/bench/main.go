@@ -210,8 +210,21 @@ func renderCost(root string) (plugin, cno testing.BenchmarkResult, err error) {
 	if err != nil {
 		return plugin, cno, fmt.Errorf("go test -bench BenchmarkRender: %w\n%s", err, out)
 	}
+	if plugin, cno, err = parseRenderBench(string(out)); err != nil {
+		return plugin, cno, err
+	}
+	fmt.Printf("  Render     %s\n  RenderDir  %s\n", plugin.String()+" "+plugin.MemString(), cno.String()+" "+cno.MemString())
+	return plugin, cno, nil
+}
+
+// benchLine is one result line of `go test -bench -benchmem`.
+var benchLine = regexp.MustCompile(`^BenchmarkRender/(\w+)-\d+\s+(\d+)\s+([\d.]+) ns/op\s+(\d+) B/op\s+(\d+) allocs/op`)
+
+// parseRenderBench reads BenchmarkRender's Render and RenderDir results
+// from the output of `go test -bench -benchmem`.
+func parseRenderBench(out string) (plugin, cno testing.BenchmarkResult, err error) {
 	found := map[string]testing.BenchmarkResult{}
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		m := benchLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
@@ -227,12 +240,8 @@ func renderCost(root string) (plugin, cno testing.BenchmarkResult, err error) {
 	if !okPlugin || !okCNO {
 		return plugin, cno, fmt.Errorf("BenchmarkRender printed no Render and RenderDir results:\n%s", out)
 	}
-	fmt.Printf("  Render     %s\n  RenderDir  %s\n", plugin.String()+" "+plugin.MemString(), cno.String()+" "+cno.MemString())
 	return plugin, cno, nil
 }
-
-// benchLine is one result line of `go test -bench -benchmem`.
-var benchLine = regexp.MustCompile(`^BenchmarkRender/(\w+)-\d+\s+(\d+)\s+([\d.]+) ns/op\s+(\d+) B/op\s+(\d+) allocs/op`)
 
 type bench struct {
 	cfg       *rest.Config

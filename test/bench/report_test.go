@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const budgetDoc = "../../docs/resource-budget.md"
@@ -102,4 +105,22 @@ func TestWriteDocNeedsBothMarkers(t *testing.T) {
 			t.Errorf("%s: splitDoc accepted %q", name, doc)
 		}
 	}
+}
+
+// The render figures are BenchmarkRender's two results as go test prints them.
+func TestParseRenderBench(t *testing.T) {
+	out := `goos: linux
+BenchmarkRender/Render-2         	     100	  13071237 ns/op	 3465406 B/op	   31472 allocs/op
+BenchmarkRender/RenderDir-2      	     152	  11223519 ns/op	 3442539 B/op	   31270 allocs/op
+PASS`
+	plugin, cno, err := parseRenderBench(out)
+	require.NoError(t, err)
+	assert.Equal(t, int64(13071237), plugin.NsPerOp())
+	assert.Equal(t, int64(31472), plugin.AllocsPerOp())
+	assert.Equal(t, int64(3465406), plugin.AllocedBytesPerOp())
+	assert.Equal(t, int64(11223519), cno.NsPerOp())
+	assert.Equal(t, int64(31270), cno.AllocsPerOp())
+
+	_, _, err = parseRenderBench("PASS")
+	assert.ErrorContains(t, err, "no Render and RenderDir results")
 }
