@@ -155,11 +155,14 @@ func cut(s string, n int) string {
 	return strings.ToValidUTF8(s[:n-len("...")], "") + "..."
 }
 
+// modeName names the mode for the message; a value that is no mode is
+// quoted and cut, as the platform and topologies are, so that the message
+// stays bounded whatever it is given.
 func modeName(m Mode) string {
 	if m == ModeDefault {
 		return "omitted (platform default)"
 	}
-	return string(m)
+	return boundedName(string(m))
 }
 
 // placementNote says where things run when that differs from the obvious:
