@@ -19,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -106,7 +108,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "== the plugin host is running under Lease %s/%s (a `cno-nmstate run` against this cluster waits for it)\n", leaseNamespace, leaseName)
-	if err := printDecision(ctx, c, opts, stdout); err != nil {
+	if err := printDecision(ctx, c, dc.Config, opts, stdout); err != nil {
 		return err
 	}
 
@@ -308,7 +310,11 @@ func printConditions(ctx context.Context, c client.Client, w io.Writer) error {
 
 // printDecision shows what the plugin decides from the cluster's objects,
 // through the same reads and the same call the host makes.
-func printDecision(ctx context.Context, c client.Client, opts controller.Options, w io.Writer) error {
+func printDecision(ctx context.Context, c client.Client, cfg *rest.Config, opts controller.Options, w io.Writer) error {
+	resources, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating the client for the nmstate.io resources: %w", err)
+	}
 	network := &unstructured.Unstructured{}
 	network.SetGroupVersionKind(controller.NetworkGVK)
 	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, network); err != nil {
@@ -318,7 +324,7 @@ func printDecision(ctx context.Context, c client.Client, opts controller.Options
 	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, infra); err != nil {
 		return err
 	}
-	res := nmstate.Render(nmstate.Input{Network: network, Infrastructure: nmstate.InfrastructureOf(infra), State: clusterstate.Read(ctx, c, c),
+	res := nmstate.Render(nmstate.Input{Network: network, Infrastructure: nmstate.InfrastructureOf(infra), State: clusterstate.Read(ctx, clusterstate.Readers{Workloads: c, Live: c, Resources: resources}),
 		DefaultOnGate: opts.DefaultOnGate, Images: opts.Images, ManifestDir: opts.ManifestDir})
 	if res.Err != nil {
 		return res.Err

@@ -6,10 +6,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
@@ -28,7 +27,7 @@ var (
 	// cluster (docs/architecture.md).
 	handlerLabels = client.MatchingLabels{"component": "kubernetes-nmstate-handler"}
 
-	nmstateCRGVK = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NMStateList"}
+	nmstatesResource = schema.GroupVersionResource{Group: "nmstate.io", Version: "v1", Resource: "nmstates"}
 )
 
 // OtherManager finds whoever else deploys kubernetes-nmstate: an NMState CR,
@@ -37,14 +36,14 @@ var (
 // then deploy nothing. The CR comes first, read whole, because its settings
 // are what a handover carries over; the rest is metadata only. Give it an
 // uncached reader: these are rare, cluster-wide lookups not worth an
-// informer; each is label-selected or tiny and bounded by a limit. Read
-// calls it for the host and for CNO alike.
-func OtherManager(ctx context.Context, reader client.Reader) (nmstate.Other, error) {
-	crs := &unstructured.UnstructuredList{}
-	crs.SetGroupVersionKind(nmstateCRGVK)
+// informer; each is label-selected or tiny and bounded by a limit. The CRs
+// are read by their path (Readers.Resources says why). Read calls it for the
+// host and for CNO alike.
+func OtherManager(ctx context.Context, reader client.Reader, resources dynamic.Interface) (nmstate.Other, error) {
 	// Two tell one CR from several.
-	switch err := reader.List(ctx, crs, client.Limit(2)); {
-	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+	crs, err := resources.Resource(nmstatesResource).List(ctx, metav1.ListOptions{Limit: 2})
+	switch {
+	case apierrors.IsNotFound(err):
 		// No NMState CRD: no standalone operator's CR.
 	case err != nil:
 		return nmstate.Other{}, fmt.Errorf("looking for NMState CRs: %w", err)

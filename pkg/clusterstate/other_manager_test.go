@@ -7,11 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -34,7 +37,8 @@ func TestOtherManager(t *testing.T) {
 		Labels: map[string]string{"app": "kubernetes-nmstate-operator"}}}
 	newCR := func(name string) *unstructured.Unstructured {
 		cr := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"logLevel": "debug"}}}
-		cr.SetGroupVersionKind(nmstateCRGVK.GroupVersion().WithKind("NMState"))
+		cr.SetAPIVersion("nmstate.io/v1")
+		cr.SetKind("NMState")
 		cr.SetName(name)
 		return cr
 	}
@@ -81,16 +85,23 @@ func TestOtherManager(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			scheme := runtime.NewScheme()
 			require.NoError(t, clientgoscheme.AddToScheme(scheme))
-			mapper := meta.NewDefaultRESTMapper(nil)
-			mapper.Add(appsv1.SchemeGroupVersion.WithKind("DaemonSet"), meta.RESTScopeNamespace)
-			mapper.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), meta.RESTScopeNamespace)
-			if !tt.noCRD {
-				scheme.AddKnownTypeWithName(nmstateCRGVK.GroupVersion().WithKind("NMState"), &unstructured.Unstructured{})
-				scheme.AddKnownTypeWithName(nmstateCRGVK, &unstructured.UnstructuredList{})
-				mapper.Add(nmstateCRGVK.GroupVersion().WithKind("NMState"), meta.RESTScopeRoot)
+			var typed, crs []runtime.Object
+			for _, obj := range tt.objs {
+				if _, cr := obj.(*unstructured.Unstructured); cr {
+					crs = append(crs, obj)
+				} else {
+					typed = append(typed, obj)
+				}
 			}
-			reader := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(tt.objs...).Build()
-			got, err := OtherManager(t.Context(), reader)
+			resources := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+				map[schema.GroupVersionResource]string{nmstatesResource: "NMStateList"}, crs...)
+			if tt.noCRD {
+				resources.PrependReactor("list", nmstatesResource.Resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewNotFound(nmstatesResource.GroupResource(), "")
+				})
+			}
+			reader := fake.NewClientBuilder().WithScheme(scheme).WithRuntimeObjects(typed...).Build()
+			got, err := OtherManager(t.Context(), reader, resources)
 			require.NoError(t, err)
 			assert.Equal(t, tt.managed, got.ManagedBy)
 			if strings.HasPrefix(tt.managed, "whoever deployed DaemonSet ") {

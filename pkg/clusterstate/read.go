@@ -15,9 +15,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
@@ -29,36 +29,60 @@ import (
 const Timeout = 10 * time.Second
 
 var (
-	nncpListGVK = schema.GroupVersionKind{Group: "nmstate.io", Version: "v1", Kind: "NodeNetworkConfigurationPolicyList"}
-	crdGVK      = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+	policiesResource = schema.GroupVersionResource{Group: "nmstate.io", Version: "v1", Resource: "nodenetworkconfigurationpolicies"}
+	crdGVK           = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 )
 
-// Read reads what nmstate.Render needs of the cluster. workloads reads the handler DaemonSet and the
-// webhook Deployment (the host passes its cache, CNO its uncached client);
-// live reads the rest, which no cache holds. A failed read does not stop the
-// others: a failure to look for another manager must not hide a running
-// handler from the conditions.
-func Read(ctx context.Context, workloads, live client.Reader) nmstate.State {
+// Readers are what Read reads with.
+type Readers struct {
+	// Workloads reads the handler DaemonSet and the webhook Deployment: the
+	// host passes its cache, CNO its uncached client.
+	Workloads client.Reader
+	// Live reads built-in kinds, uncached: another manager's Deployment and
+	// DaemonSets, and the policies CRD.
+	Live client.Reader
+	// Resources reads the nmstate.io resources by their path. They may not
+	// be served: a client that finds the path of a kind through a REST
+	// mapper would load discovery again at each miss, and CNO's mapper
+	// reloads all of it, on every reconcile and outside Timeout. By path, a
+	// resource that is not served is one 404: not installed.
+	Resources dynamic.Interface
+}
+
+// Read reads what nmstate.Render needs of the cluster. A failed read does
+// not stop the others: a failure to look for another manager must not hide
+// a running handler from the conditions.
+func Read(ctx context.Context, r Readers) nmstate.State {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	s := nmstate.State{Policies: -1}
 	var errs []error
-	if err := ReadWorkloads(ctx, workloads, &s); err != nil {
+	if err := ReadWorkloads(ctx, r.Workloads, &s); err != nil {
 		errs = append(errs, err)
 	}
-	other, err := OtherManager(ctx, live)
+	other, err := OtherManager(ctx, r.Live, r.Resources)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	s.Other = other
-	if s.Policies, err = CountPolicies(ctx, live); err != nil {
+	if s.Policies, err = CountPolicies(ctx, r.Resources); err != nil {
 		errs = append(errs, err)
 	}
-	if s.Installed, err = Installed(ctx, live); err != nil {
+	if s.Installed, err = installedUnlessDeployed(ctx, r.Live, s.Handler); err != nil {
 		errs = append(errs, err)
 	}
 	s.Err = errors.Join(errs...)
 	return s
+}
+
+// installedUnlessDeployed is Installed, with no read while the plugin's own
+// handler is deployed: that says it was installed, and whether it was
+// matters only once the decision is off and the handler gone.
+func installedUnlessDeployed(ctx context.Context, r client.Reader, handler *appsv1.DaemonSet) (bool, error) {
+	if handler != nil && nmstate.OwnHandler(handler) {
+		return true, nil
+	}
+	return Installed(ctx, r)
 }
 
 // ReadWorkloads reads the handler DaemonSet and the webhook Deployment into
@@ -84,24 +108,23 @@ func ReadWorkloads(ctx context.Context, c client.Reader, s *nmstate.State) error
 	return nil
 }
 
-// CountPolicies counts the NodeNetworkConfigurationPolicies from one item's
-// metadata and the API server's count of the rest (remainingItemCount), so
-// the request costs the same at 10 policies as at 10,000. 0 when their CRD
-// is not served: then none can exist.
-func CountPolicies(ctx context.Context, r client.Reader) (int, error) {
-	policies := &metav1.PartialObjectMetadataList{}
-	policies.SetGroupVersionKind(nncpListGVK)
-	switch err := r.List(ctx, policies, client.Limit(1)); {
-	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+// CountPolicies counts the NodeNetworkConfigurationPolicies from one item
+// and the API server's count of the rest (remainingItemCount), so the
+// request costs the same at 10 policies as at 10,000. 0 when they are not
+// served: then none can exist.
+func CountPolicies(ctx context.Context, r dynamic.Interface) (int, error) {
+	policies, err := r.Resource(policiesResource).List(ctx, metav1.ListOptions{Limit: 1})
+	switch {
+	case apierrors.IsNotFound(err):
 		return 0, nil
 	case err != nil:
 		return -1, fmt.Errorf("counting NodeNetworkConfigurationPolicies: %w", err)
 	}
 	n := len(policies.Items)
 	switch {
-	case policies.RemainingItemCount != nil:
-		n += int(*policies.RemainingItemCount)
-	case policies.Continue != "":
+	case policies.GetRemainingItemCount() != nil:
+		n += int(*policies.GetRemainingItemCount())
+	case policies.GetContinue() != "":
 		// An API server that gives no count still says more exist: at least
 		// one more, which is what keeping a running handler depends on.
 		n++
@@ -115,11 +138,11 @@ func CountPolicies(ctx context.Context, r client.Reader) (int, error) {
 func Installed(ctx context.Context, r client.Reader) (bool, error) {
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(crdGVK)
-	switch err := r.Get(ctx, client.ObjectKey{Name: nmstate.CRDNames()[0]}, crd); {
+	switch err := r.Get(ctx, client.ObjectKey{Name: nmstate.PoliciesCRD}, crd); {
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", nmstate.CRDNames()[0], err)
+		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", nmstate.PoliciesCRD, err)
 	}
 	_, ours := crd.GetLabels()[nmstate.OwnerLabel]
 	return ours && crd.GetDeletionTimestamp() == nil, nil

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -83,7 +84,10 @@ type Options struct {
 type Reconciler struct {
 	client client.Client
 	reader client.Reader // uncached, for what must never fill the cache
-	opts   Options
+	// resources reads the nmstate.io resources, which may not be served,
+	// by their path (clusterstate.Readers).
+	resources dynamic.Interface
+	opts      Options
 
 	mu      sync.Mutex
 	applied map[string]appliedState // what this host last applied, by object
@@ -104,8 +108,12 @@ func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	if opts.RecheckInterval == 0 {
 		opts.RecheckInterval = 30 * time.Second
 	}
-	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, applied: map[string]appliedState{},
-		report: nmstate.Reporter{Grace: opts.FailureGrace}}
+	resources, err := dynamic.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("creating the client for the nmstate.io resources: %w", err)
+	}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), resources: resources, opts: opts,
+		applied: map[string]appliedState{}, report: nmstate.Reporter{Grace: opts.FailureGrace}}
 
 	network := &unstructured.Unstructured{}
 	network.SetGroupVersionKind(NetworkGVK)
@@ -147,7 +155,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 	// The same bounded reads CNO's Bootstrap makes; the workloads come from
 	// the cache, which holds them anyway.
-	state := clusterstate.Read(ctx, r.client, r.reader)
+	state := clusterstate.Read(ctx, clusterstate.Readers{Workloads: r.client, Live: r.reader, Resources: r.resources})
 	decision, syncErr := r.sync(ctx, network, state)
 	var inputErr *nmstate.InputError
 	badInput := errors.As(syncErr, &inputErr)

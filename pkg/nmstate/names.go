@@ -42,9 +42,13 @@ const (
 	linuxLabel = "kubernetes.io/os"
 )
 
+// PoliciesCRD is the CRD of the NodeNetworkConfigurationPolicies: whether
+// the plugin's own exists says it deployed kubernetes-nmstate before.
+const PoliciesCRD = "nodenetworkconfigurationpolicies.nmstate.io"
+
 // crdNames are the CRDs that hold users' policies, the policies' first.
 var crdNames = []string{
-	"nodenetworkconfigurationpolicies.nmstate.io",
+	PoliciesCRD,
 	"nodenetworkconfigurationenactments.nmstate.io",
 	"nodenetworkstates.nmstate.io",
 }

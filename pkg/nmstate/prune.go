@@ -78,10 +78,10 @@ func DecidePrune(u Unrendered) PruneAction {
 			return PruneAdopted
 		}
 	}
-	if KeptOnDisable(u.Group, u.Kind, u.Name) {
-		return PruneKeep
+	if action, ok := PruneWithoutReading(u.Group, u.Kind, u.Name, u.RenderFailed); ok {
+		return action
 	}
-	if u.ReadFailed || u.RenderFailed {
+	if u.ReadFailed {
 		return PruneLater
 	}
 	if u.Live == nil {
@@ -91,6 +91,22 @@ func DecidePrune(u Unrendered) PruneAction {
 		return PruneKeep
 	}
 	return PruneDelete
+}
+
+// PruneWithoutReading is DecidePrune's answer when the object as the API
+// server holds it cannot change it, for a consumer that keeps an adopted
+// object as it keeps any other (CNO's status manager does): such a consumer
+// then makes no read. What KeptOnDisable names is kept, and nothing goes
+// while the plugin could not render. ok is false when only the live object
+// tells.
+func PruneWithoutReading(group, kind, name string, renderFailed bool) (action PruneAction, ok bool) {
+	switch {
+	case KeptOnDisable(group, kind, name):
+		return PruneKeep, true
+	case renderFailed:
+		return PruneLater, true
+	}
+	return PruneDelete, false
 }
 
 // IsOperatorConfig reports whether ref is CNO's controller reference, to

@@ -94,6 +94,41 @@ func TestDecidePrune(t *testing.T) {
 			got := DecidePrune(Unrendered{Group: tt.group, Kind: tt.kind, Name: name, Live: live,
 				ReadFailed: tt.readFailed, RenderFailed: tt.renderFailed, OwnController: isNetwork})
 			assert.Equal(t, tt.want, got, "got %s, want %s", got, tt.want)
+			// Without the read, the same answer, but an adoption: kept all the same.
+			if unread, ok := PruneWithoutReading(tt.group, tt.kind, name, tt.renderFailed); ok && got == PruneAdopted {
+				assert.NotEqual(t, PruneDelete, unread, "an adopted object deleted without a read")
+			} else if ok {
+				assert.Equal(t, got, unread, "without the read: got %s, want %s", unread, got)
+			}
+		})
+	}
+}
+
+// Only an object whose answer the live object can change is read: one the
+// plugin deletes when it is its own, rendered before and not now.
+func TestPruneWithoutReading(t *testing.T) {
+	tests := []struct {
+		name                string
+		group, kind, object string
+		renderFailed        bool
+		want                PruneAction
+		wantOK              bool
+	}{
+		{name: "a workload, rendered fine: read it", group: "apps", kind: "DaemonSet", object: HandlerDaemonSet},
+		{name: "a workload, render failed", group: "apps", kind: "DaemonSet", object: HandlerDaemonSet, renderFailed: true, want: PruneLater, wantOK: true},
+		{name: "a CRD", group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", object: PoliciesCRD, want: PruneKeep, wantOK: true},
+		{name: "a CRD, render failed", group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", object: PoliciesCRD,
+			renderFailed: true, want: PruneKeep, wantOK: true},
+		{name: "the Namespace", kind: "Namespace", object: Namespace, want: PruneKeep, wantOK: true},
+		{name: "the handler's role", group: "rbac.authorization.k8s.io", kind: "ClusterRole", object: "nmstate-handler"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := PruneWithoutReading(tt.group, tt.kind, tt.object, tt.renderFailed)
+			assert.Equal(t, tt.wantOK, ok)
+			if tt.wantOK {
+				assert.Equal(t, tt.want, got, "got %s, want %s", got, tt.want)
+			}
 		})
 	}
 }

@@ -76,12 +76,12 @@ func TestDay2Kept(t *testing.T) {
 
 	t.Run("deleting the policies CRD", func(t *testing.T) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		require.True(t, e.exists(crd, "", nmstate.CRDNames()[0]))
+		require.True(t, e.exists(crd, "", nmstate.PoliciesCRD))
 		err := e.c.Delete(e.ctx(), crd)
 		require.Error(t, err, "the delete was admitted")
 		assert.True(t, apierrors.IsForbidden(err), "%v", err)
 		assert.Contains(t, err.Error(), nmstate.AllowDeletionAnnotation+"=true")
-		require.True(t, e.exists(crd, "", nmstate.CRDNames()[0]))
+		require.True(t, e.exists(crd, "", nmstate.PoliciesCRD))
 		assert.Nil(t, crd.DeletionTimestamp)
 	})
 

@@ -162,7 +162,7 @@ func TestOptInOnAWS(t *testing.T) {
 	// Another status pass, then nothing of kubernetes-nmstate is there.
 	e.reconciled()
 	assert.False(t, e.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet), "no handler while off")
-	assert.False(t, e.exists(&apiextensionsv1.CustomResourceDefinition{}, "", nmstate.CRDNames()[0]), "no CRD while off")
+	assert.False(t, e.exists(&apiextensionsv1.CustomResourceDefinition{}, "", nmstate.PoliciesCRD), "no CRD while off")
 	assert.Empty(t, e.nmstateObjects(), "no kubernetes-nmstate object among CNO's related objects while off")
 
 	began := time.Now()

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,9 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/clusterstate"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
@@ -21,7 +26,10 @@ import (
 
 // The reads CNO's Bootstrap makes on every reconcile, against the real API
 // server: the policy count is exact from one item and remainingItemCount,
-// and no list goes out without a limit, whatever the number of policies.
+// no list goes out without a limit, whatever the number of policies, and
+// none asks discovery, though neither the NMState nor (at first) the
+// policies' CRD is served: a REST mapper reloads discovery at each kind it
+// does not know, and CNO's reloads all of it.
 func TestClusterStateReadBounded(t *testing.T) {
 	k := startCluster(t, clusterOption{auditLog: true})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
@@ -32,20 +40,38 @@ func TestClusterStateReadBounded(t *testing.T) {
 	// Read's own requests, told apart in the audit log by their user agent.
 	cfg := rest.CopyConfig(k.cfg)
 	cfg.UserAgent = "clusterstate-read"
+	var discovery atomic.Int32
+	cfg.WrapTransport = func(next http.RoundTripper) http.RoundTripper {
+		return devcluster.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			if isDiscovery(req.URL.Path) {
+				discovery.Add(1)
+			}
+			return next.RoundTrip(req)
+		})
+	}
 	reader := k.clientFor(cfg)
+	resources, err := dynamic.NewForConfig(cfg)
+	require.NoError(t, err)
+	readers := clusterstate.Readers{Workloads: reader, Live: reader, Resources: resources}
+	// The first read maps the built-in kinds it reads, once for the
+	// client's life, as CNO's client has long done by the time it reads.
+	require.NoError(t, clusterstate.Read(k.ctx(), readers).Err)
+	discovery.Store(0)
 	for _, n := range []int{0, 1, 2, 25} {
 		for i := len(nncpNames(t, k)); i < n; i++ {
 			p := nncp(t, "bond0")
 			p.SetName(fmt.Sprintf("bond-%d", i))
 			require.NoError(t, k.c.Create(k.ctx(), p))
 		}
-		state := clusterstate.Read(k.ctx(), reader, reader)
+		state := clusterstate.Read(k.ctx(), readers)
 		require.NoError(t, state.Err)
 		assert.Equal(t, n, state.Policies, "policies counted")
 		assert.True(t, state.WorkloadsKnown)
 		assert.NotNil(t, state.Handler, "the host's handler DaemonSet")
 		assert.Empty(t, state.Other.ManagedBy)
 	}
+
+	assert.Zero(t, discovery.Load(), "discovery requests made by Read")
 
 	events, err := readAudit(k.dc.AuditLog)
 	require.NoError(t, err)
@@ -57,10 +83,22 @@ func TestClusterStateReadBounded(t *testing.T) {
 		lists++
 		assert.Contains(t, e.RequestURI, "limit=", "an unbounded list: %s", e.RequestURI)
 	}
-	// Each Read lists policies, operator Deployments and handler DaemonSets;
-	// no NMState CRD is served here, so the REST mapper answers that lookup
-	// without a request.
-	assert.Equal(t, 4*3, lists, "lists made by Read")
+	// Each Read lists NMState CRs (a 404 here, which the audit log records
+	// too), policies, operator Deployments and handler DaemonSets.
+	assert.Equal(t, 5*4, lists, "lists made by Read")
+}
+
+// isDiscovery reports whether path is a discovery request: /api, /apis,
+// /api/<version> or /apis/<group>/<version>, and nothing below them.
+func isDiscovery(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch parts[0] {
+	case "api":
+		return len(parts) <= 2
+	case "apis":
+		return len(parts) <= 3
+	}
+	return false
 }
 
 // A host started beside a CNO that embeds the plugin writes nothing: CNO's

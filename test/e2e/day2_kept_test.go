@@ -133,7 +133,7 @@ func TestKeptRestoredWhileDisabled(t *testing.T) {
 	k.startHost()
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
 	// Disabled from the start: nothing was ever installed, so nothing is.
-	require.False(t, k.crdKept(nmstate.CRDNames()[0]), "a cluster that never ran kubernetes-nmstate got its CRDs")
+	require.False(t, k.crdKept(nmstate.PoliciesCRD), "a cluster that never ran kubernetes-nmstate got its CRDs")
 
 	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonDeploying)

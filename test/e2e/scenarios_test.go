@@ -160,7 +160,7 @@ func TestAWSDefaultOff(t *testing.T) {
 	assert.Contains(t, c.Message, `"mode":"Enabled"`)
 	assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status)
 	assert.False(t, k.exists(&corev1.Namespace{}, "", nmstate.Namespace))
-	assert.False(t, k.exists(&apiextensionsv1.CustomResourceDefinition{}, "", nmstate.CRDNames()[0]))
+	assert.False(t, k.exists(&apiextensionsv1.CustomResourceDefinition{}, "", nmstate.PoliciesCRD))
 }
 
 // 3. AWS, then the user opts in with kubectl: objects appear at once.
