@@ -177,7 +177,7 @@ func run(o options) error {
 	if o.writeDoc == "" {
 		return nil
 	}
-	if err := writeDoc(o.writeDoc, r.docSection()); err != nil {
+	if err := budgetSection.Write(o.writeDoc, r.docSection()); err != nil {
 		return err
 	}
 	fmt.Printf("wrote the figures into %s\n", o.writeDoc)

@@ -5,16 +5,16 @@ package main
 // results value, so the doc shows exactly what a run measured.
 
 import (
-	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/procfs"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/docsection"
 )
 
 // The generated section lies between these two lines of the doc.
@@ -22,6 +22,8 @@ const (
 	docBegin = "<!-- begin: written by `make bench` (go run ./test/bench -write-doc); change test/bench/report.go, not this section -->"
 	docEnd   = "<!-- end: written by `make bench` -->"
 )
+
+var budgetSection = docsection.Markers{Begin: docBegin, End: docEnd}
 
 // results are every figure one run measured, baselines included.
 type results struct {
@@ -171,36 +173,4 @@ func (r results) docSection() string {
 	w("```")
 	w("%s", docEnd)
 	return b.String()
-}
-
-// writeDoc replaces the generated section of the doc at path with section.
-func writeDoc(path, section string) error {
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	before, after, err := splitDoc(doc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	out := append(append(append([]byte{}, before...), section...), after...)
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-// splitDoc returns what comes before the generated section's first marker
-// line and what follows its last.
-func splitDoc(doc []byte) (before, after []byte, err error) {
-	begin := []byte(docBegin + "\n")
-	end := []byte(docEnd + "\n")
-	if bytes.Count(doc, begin) != 1 || bytes.Count(doc, end) != 1 {
-		return nil, nil, fmt.Errorf("want the lines %q and %q once each, around the section make bench writes", docBegin, docEnd)
-	}
-	i, j := bytes.Index(doc, begin), bytes.Index(doc, end)
-	if j < i {
-		return nil, nil, fmt.Errorf("%q comes before %q", docEnd, docBegin)
-	}
-	return doc[:i], doc[j+len(end):], nil
 }

@@ -2,14 +2,14 @@ package main
 
 import (
 	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cno-nmstate/cno-nmstate/internal/docsection"
 )
 
 const budgetDoc = "../../docs/resource-budget.md"
@@ -41,8 +41,6 @@ func sample(t *testing.T) results {
 	return r
 }
 
-var figure = regexp.MustCompile(`-?[0-9][0-9.,]*`)
-
 // The doc's generated section is what a default run of -write-doc writes,
 // but for its figures: every row and line is there, none was added or
 // edited by hand. The figures themselves vary from run to run; make bench
@@ -52,7 +50,7 @@ func TestDocSectionIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, after, err := splitDoc(doc)
+	got, err := budgetSection.Section(doc)
 	if err != nil {
 		t.Fatalf("%s: %v", budgetDoc, err)
 	}
@@ -60,50 +58,8 @@ func TestDocSectionIsGenerated(t *testing.T) {
 	if i := strings.Index(section, "%!"); i >= 0 {
 		t.Fatalf("docSection has a bad format verb: %s", section[i:min(len(section), i+40)])
 	}
-	got := strings.Split(figure.ReplaceAllString(string(doc[len(before):len(doc)-len(after)]), "#"), "\n")
-	want := strings.Split(figure.ReplaceAllString(section, "#"), "\n")
-	for i := range max(len(got), len(want)) {
-		var g, w string
-		if i < len(got) {
-			g = got[i]
-		}
-		if i < len(want) {
-			w = want[i]
-		}
-		if g != w {
-			t.Fatalf("%s's generated section, line %d (figures as #), is\n  %s\nwhere make bench writes\n  %s\nrun make bench, or change test/bench/report.go rather than the doc", budgetDoc, i+1, g, w)
-		}
-	}
-}
-
-func TestWriteDocReplacesOnlyItsSection(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "doc.md")
-	doc := "# before\n" + docBegin + "\nold figures\n" + docEnd + "\nafter\n"
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeDoc(path, docBegin+"\nnew figures\n"+docEnd+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "# before\n" + docBegin + "\nnew figures\n" + docEnd + "\nafter\n"; string(got) != want {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
-	}
-}
-
-func TestWriteDocNeedsBothMarkers(t *testing.T) {
-	for name, doc := range map[string]string{
-		"none":      "# doc\n",
-		"no end":    docBegin + "\n",
-		"reversed":  docEnd + "\n" + docBegin + "\n",
-		"two begin": docBegin + "\n" + docBegin + "\n" + docEnd + "\n",
-	} {
-		if _, _, err := splitDoc([]byte(doc)); err == nil {
-			t.Errorf("%s: splitDoc accepted %q", name, doc)
-		}
+	if diff := docsection.SameButFigures(got, section); diff != "" {
+		t.Fatalf("%s's generated section: %s\nrun make bench, or change test/bench/report.go rather than the doc", budgetDoc, diff)
 	}
 }
 
