@@ -18,7 +18,9 @@
 # Both binaries are cached in bin/: the pristine one by CNO's commit, the
 # patched one by a hash of the CNO commit, the two patches, prepare.sh and the
 # library's sources (go.mod, go.sum, pkg/, bindata/: the files git tracks and the
-# untracked ones it does not ignore, with their working-tree content). The last line is the summary:
+# untracked ones it does not ignore, with their working-tree content). The
+# lines before the last are TestWhatThePatchCosts's summary (`cno_...: N`),
+# whose figures it also writes into docs/resource-budget.md; the last line is
 # `cno-e2e: PASS (N scenarios)` or `cno-e2e: FAIL: ...`.
 #
 # Environment: what hack/cno/prepare.sh reads, and
@@ -98,7 +100,7 @@ cd "$root"
 t=$SECONDS
 set +e
 CNO_E2E_PATCHED="$patched" CNO_E2E_PRISTINE="$pristine" CNO_E2E_TREE="$tree" CNO_E2E_KEEP_LOGS="${KEEP_LOGS:-}" \
-	go test -tags cnoe2e -count=1 -timeout 60m -v -run "${CNO_E2E_RUN:-.}" ./test/cnoe2e/ >"$logs/test.log" 2>&1
+	CNO_E2E_WRITE_DOC="$root" go test -tags cnoe2e -count=1 -timeout 60m -v -run "${CNO_E2E_RUN:-.}" ./test/cnoe2e/ >"$logs/test.log" 2>&1
 rc=$?
 set -e
 grep -E '^(=== RUN|--- (PASS|FAIL|SKIP)|    --- (PASS|FAIL))|cnoe2e: figure' "$logs/test.log" || true
@@ -110,4 +112,7 @@ if [ "$rc" -ne 0 ] || [ -n "$failed" ] || [ "$skipped" -ne 0 ] || [ "$passed" -e
 	tail -n 60 "$logs/test.log" >&2
 	fail "${failed:+scenarios failed: $failed}$([ "$skipped" -ne 0 ] && echo " $skipped skipped")(go test exit $rc)"
 fi
+# TestWhatThePatchCosts's summary lines; it wrote the same figures into
+# docs/resource-budget.md.
+grep -E '^cno_[a-z_]+: ' "$logs/test.log" || true
 echo "cno-e2e: PASS ($passed scenarios)"

@@ -158,6 +158,44 @@ func cnoGates(tree string, extra []string) (enabled, disabled []configv1.Feature
 	return enabled, disabled, nil
 }
 
+// SetFeatureGates creates or updates the FeatureGate "cluster": the Default
+// feature set with s.EnabledGates on top (CustomNoUpgrade), and its status
+// for s.ReleaseVersion, as the cluster-config-operator writes it. CNO reads
+// its gates as it starts.
+func SetFeatureGates(ctx context.Context, c client.Client, s CNOCluster) error {
+	enabled, disabled, err := cnoGates(s.Tree, s.EnabledGates)
+	if err != nil {
+		return err
+	}
+	fg := &configv1.FeatureGate{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	err = c.Get(ctx, client.ObjectKeyFromObject(fg), fg)
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading the FeatureGate: %w", err)
+	}
+	fg.Spec = configv1.FeatureGateSpec{}
+	if len(s.EnabledGates) > 0 {
+		fg.Spec.FeatureSet = configv1.CustomNoUpgrade
+		fg.Spec.CustomNoUpgrade = &configv1.CustomFeatureGates{}
+		for _, g := range s.EnabledGates {
+			fg.Spec.CustomNoUpgrade.Enabled = append(fg.Spec.CustomNoUpgrade.Enabled, configv1.FeatureGateName(g))
+		}
+	}
+	if exists {
+		err = c.Update(ctx, fg)
+	} else {
+		err = c.Create(ctx, fg)
+	}
+	if err != nil {
+		return fmt.Errorf("writing the FeatureGate: %w", err)
+	}
+	fg.Status.FeatureGates = []configv1.FeatureGateDetails{{Version: s.ReleaseVersion, Enabled: enabled, Disabled: disabled}}
+	if err := c.Status().Update(ctx, fg); err != nil {
+		return fmt.Errorf("setting the FeatureGate status: %w", err)
+	}
+	return nil
+}
+
 // CreateCNOPrerequisites creates what CNO reads before and while it starts.
 func CreateCNOPrerequisites(ctx context.Context, c client.Client, s CNOCluster) error {
 	topology := s.Topology
@@ -167,24 +205,8 @@ func CreateCNOPrerequisites(ctx context.Context, c client.Client, s CNOCluster) 
 	if err := CreateInfrastructure(ctx, c, s.Platform, topology, topology); err != nil {
 		return err
 	}
-	enabled, disabled, err := cnoGates(s.Tree, s.EnabledGates)
-	if err != nil {
+	if err := SetFeatureGates(ctx, c, s); err != nil {
 		return err
-	}
-	fg := &configv1.FeatureGate{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
-	if len(s.EnabledGates) > 0 {
-		fg.Spec.FeatureSet = configv1.CustomNoUpgrade
-		fg.Spec.CustomNoUpgrade = &configv1.CustomFeatureGates{}
-		for _, g := range s.EnabledGates {
-			fg.Spec.CustomNoUpgrade.Enabled = append(fg.Spec.CustomNoUpgrade.Enabled, configv1.FeatureGateName(g))
-		}
-	}
-	if err := c.Create(ctx, fg); err != nil {
-		return fmt.Errorf("creating the FeatureGate: %w", err)
-	}
-	fg.Status.FeatureGates = []configv1.FeatureGateDetails{{Version: s.ReleaseVersion, Enabled: enabled, Disabled: disabled}}
-	if err := c.Status().Update(ctx, fg); err != nil {
-		return fmt.Errorf("setting the FeatureGate status: %w", err)
 	}
 	objs := []client.Object{
 		&configv1.Proxy{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}},

@@ -36,7 +36,25 @@ type ProxiedRequest struct {
 	Method, Path, Query string
 	// Injected is the status code of an injected fault, 0 when forwarded.
 	Injected int
+	// Bytes is the size of the response body the client read, once the
+	// response has ended (a watch's when it closes).
+	Bytes int64
 }
+
+// countingWriter counts the body bytes written through it; Unwrap lets the
+// reverse proxy flush a watch's stream through it.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // StartFaultProxy serves on a free loopback port until Close.
 func StartFaultProxy(cfg *rest.Config) (*FaultProxy, error) {
@@ -62,13 +80,18 @@ func StartFaultProxy(cfg *rest.Config) (*FaultProxy, error) {
 		if p.fault != nil {
 			code = p.fault(req)
 		}
+		i := len(p.requests)
 		p.requests = append(p.requests, ProxiedRequest{Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery, Injected: code})
 		p.mu.Unlock()
+		cw := &countingWriter{ResponseWriter: w}
 		if code != 0 {
-			writeStatus(w, code)
-			return
+			writeStatus(cw, code)
+		} else {
+			rp.ServeHTTP(cw, req)
 		}
-		rp.ServeHTTP(w, req)
+		p.mu.Lock()
+		p.requests[i].Bytes = cw.n
+		p.mu.Unlock()
 	})}
 	go func() { _ = p.srv.Serve(l) }()
 	return p, nil
@@ -128,4 +151,18 @@ func IsList(req *http.Request, group, resource string) bool {
 	}
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	return parts[len(parts)-1] == resource
+}
+
+// IsDiscovery reports whether path is a discovery request: /api, /apis,
+// /api/<version> or /apis/<group>/<version>, and nothing below them. A REST
+// mapper that reloads makes these.
+func IsDiscovery(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch parts[0] {
+	case "api":
+		return len(parts) <= 2
+	case "apis":
+		return len(parts) <= 3
+	}
+	return false
 }

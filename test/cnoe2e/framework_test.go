@@ -73,8 +73,10 @@ type options struct {
 	// networkCRD replaces the shipped Network.operator CRD.
 	networkCRD string
 	binary     string // default: the patched CNO
-	auditLog   bool
-	extraCRDs  []string
+	// defaultFeatureSet leaves the gates off: the Default feature set.
+	defaultFeatureSet bool
+	auditLog          bool
+	extraCRDs         []string
 }
 
 func assetsDir(t *testing.T) string {
@@ -106,8 +108,12 @@ func start(t *testing.T, o options) *env {
 	require.NoError(t, apiextensionsv1.AddToScheme(scheme))
 	e.c, err = client.NewWithWatch(dc.Config, client.Options{Scheme: scheme})
 	require.NoError(t, err)
+	enabled := gates
+	if o.defaultFeatureSet {
+		enabled = nil
+	}
 	require.NoError(t, devcluster.CreateCNOPrerequisites(e.ctx(), e.c, devcluster.CNOCluster{
-		Platform: o.platform, ReleaseVersion: releaseVersion, Tree: bins.tree, EnabledGates: gates, NMState: o.nmstate,
+		Platform: o.platform, ReleaseVersion: releaseVersion, Tree: bins.tree, EnabledGates: enabled, NMState: o.nmstate,
 	}))
 	e.proxy, err = devcluster.StartFaultProxy(dc.Config)
 	require.NoError(t, err)

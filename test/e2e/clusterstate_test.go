@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,7 +42,7 @@ func TestClusterStateReadBounded(t *testing.T) {
 	var discovery atomic.Int32
 	cfg.WrapTransport = func(next http.RoundTripper) http.RoundTripper {
 		return devcluster.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			if isDiscovery(req.URL.Path) {
+			if devcluster.IsDiscovery(req.URL.Path) {
 				discovery.Add(1)
 			}
 			return next.RoundTrip(req)
@@ -86,19 +85,6 @@ func TestClusterStateReadBounded(t *testing.T) {
 	// Each Read lists NMState CRs (a 404 here, which the audit log records
 	// too), policies, operator Deployments and handler DaemonSets.
 	assert.Equal(t, 5*4, lists, "lists made by Read")
-}
-
-// isDiscovery reports whether path is a discovery request: /api, /apis,
-// /api/<version> or /apis/<group>/<version>, and nothing below them.
-func isDiscovery(path string) bool {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	switch parts[0] {
-	case "api":
-		return len(parts) <= 2
-	case "apis":
-		return len(parts) <= 3
-	}
-	return false
 }
 
 // A host started beside a CNO that embeds the plugin writes nothing: CNO's
