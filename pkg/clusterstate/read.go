@@ -76,8 +76,9 @@ func Read(ctx context.Context, r Readers) nmstate.State {
 }
 
 // installedUnlessDeployed is Installed, with no read while the plugin's own
-// handler is deployed: that says it was installed, and whether it was
-// matters only once the decision is off and the handler gone.
+// handler is deployed: that says it was installed. Whether it was matters
+// only to a decision that is off (nmstate.Decision.RestoreKept); Read comes
+// before the decision, so the deployed handler stands for "on".
 func installedUnlessDeployed(ctx context.Context, r client.Reader, handler *appsv1.DaemonSet) (bool, error) {
 	if handler != nil && nmstate.OwnHandler(handler) {
 		return true, nil

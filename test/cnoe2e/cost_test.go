@@ -27,8 +27,7 @@ var measured *costreport.Figures
 // the same minute of their lives, the third after each started (CNO's
 // controllers retry what the dev cluster lacks, a ClusterVersion say, with a
 // backoff that grows with the process's age): the patched one sends nothing
-// the pristine one does not,
-// and writes no KubernetesNMState* condition. Then, with the gates on, one
+// the pristine one does not, and writes no KubernetesNMState* condition. Then, with the gates on, one
 // idle reconcile of the patched CNO with spec.kubernetesNMState.mode
 // Disabled, and one with kubernetes-nmstate on: its reads ask discovery
 // nothing more than the pristine CNO's reconcile does.
@@ -107,10 +106,8 @@ func (e *env) idleMinute(started time.Time) map[string]int {
 	e.touchCNO()
 	time.Sleep(time.Minute)
 	out := map[string]int{}
-	for _, r := range e.proxy.Requests()[before:] {
-		if !strings.Contains(r.Query, "watch=true") {
-			out[costreport.RequestKey(r.Method, r.Path)]++
-		}
+	for _, r := range e.requestsSince(before) {
+		out[costreport.RequestKey(r.Method, r.Path)]++
 	}
 	return out
 }
@@ -122,10 +119,7 @@ func (e *env) idleReconcile() costreport.Row {
 	before := len(e.proxy.Requests())
 	e.reconciled()
 	row := costreport.Row{ByVerb: map[string]int{}}
-	for _, r := range e.proxy.Requests()[before:] {
-		if strings.Contains(r.Query, "watch=true") {
-			continue
-		}
+	for _, r := range e.requestsSince(before) {
 		row.All++
 		row.Bytes += r.Bytes
 		if devcluster.IsDiscovery(r.Path) {
@@ -138,6 +132,18 @@ func (e *env) idleReconcile() costreport.Row {
 		}
 	}
 	return row
+}
+
+// requestsSince is what CNO asked through the proxy after its first
+// before requests, watches left out: they stay open across any window.
+func (e *env) requestsSince(before int) []devcluster.ProxiedRequest {
+	var out []devcluster.ProxiedRequest
+	for _, r := range e.proxy.Requests()[before:] {
+		if !strings.Contains(r.Query, "watch=true") {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func sum(counts map[string]int) int {

@@ -187,22 +187,9 @@ func isNMStateRequest(pathAndQuery string) bool {
 // ConfigMap change in CNO's namespace makes it reconcile once.
 func perReconcile(t *testing.T, e *env) {
 	e.reconciled() // the rollout's reconciles have ended
-	before := len(e.proxy.Requests())
-	e.reconciled()
-	byVerb := map[string]int{}
-	nm, all := 0, 0
-	for _, r := range e.proxy.Requests()[before:] {
-		if r.Query != "" && strings.Contains(r.Query, "watch=true") {
-			continue
-		}
-		all++
-		if isNMStateRequest(r.Path + "?" + r.Query) {
-			nm++
-			byVerb[r.Method]++
-		}
-	}
-	figure(t, "one idle reconcile, from a ConfigMap change to its end: %d requests for kubernetes-nmstate (%v) of %d in all", nm, byVerb, all)
-	assert.NotZero(t, nm, "the reconcile applied kubernetes-nmstate")
+	row := e.idleReconcile()
+	figure(t, "one idle reconcile, from a ConfigMap change to its end: %d requests for kubernetes-nmstate (%v) of %d in all", row.NMState, row.ByVerb, row.All)
+	assert.NotZero(t, row.NMState, "the reconcile applied kubernetes-nmstate")
 }
 
 // rolloutLatency logs, as a figure, how long after a rollout of the
