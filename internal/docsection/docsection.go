@@ -57,11 +57,13 @@ func (m Markers) Section(doc []byte) (string, error) {
 	return string(doc[len(before) : len(doc)-len(after)]), nil
 }
 
-var figure = regexp.MustCompile(`-?[0-9][0-9.,]*`)
+// figure is a number, or a list of them separated by ", ", whose length
+// is a figure too.
+var figure = regexp.MustCompile(`-?[0-9]+(?:[.,][0-9]+)*(?:, -?[0-9]+(?:[.,][0-9]+)*)*`)
 
-// SameButFigures compares got with want line by line, every figure read as
-// "#": the figures vary from run to run, the rest is what the generator
-// writes. It returns "" when they match, or the first line that differs.
+// SameButFigures compares got with want line by line, every figure (a
+// number, or a list of numbers) read as "#": the figures vary from run to
+// run, the rest is what the generator writes. It returns "" when they match, or the first line that differs.
 func SameButFigures(got, want string) string {
 	g := strings.Split(figure.ReplaceAllString(got, "#"), "\n")
 	w := strings.Split(figure.ReplaceAllString(want, "#"), "\n")

@@ -41,4 +41,6 @@ func TestSameButFigures(t *testing.T) {
 	diff := SameButFigures("took 12.5 s\nby hand\n", "took 1 s\nas written\n")
 	assert.True(t, strings.HasPrefix(diff, "line 2 "), diff)
 	assert.NotEmpty(t, SameButFigures("a\n", "a\nb\n"), "a line missing")
+	assert.Empty(t, SameButFigures("tried at 0.0, 20.5, 49.2 s\n", "tried at 0.0, 1.0 s\n"), "a list of figures of another length")
+	assert.NotEmpty(t, SameButFigures("tried at 0.0, then 20.5 s\n", "tried at 0.0, 1.0 s\n"), "words between figures")
 }

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,6 +37,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/internal/quantile"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -470,7 +470,5 @@ func (b *bench) reflect(runs int) (p50, p95 time.Duration, err error) {
 }
 
 func percentiles(samples []time.Duration) (p50, p95 time.Duration) {
-	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
-	at := func(q float64) time.Duration { return samples[int(q*float64(len(samples)-1)+0.5)] }
-	return at(0.50), at(0.95)
+	return quantile.Of(samples, 0.50), quantile.Of(samples, 0.95)
 }
