@@ -112,7 +112,7 @@ if [ "$rc" -ne 0 ] || [ -n "$failed" ] || [ "$skipped" -ne 0 ] || [ "$passed" -e
 	tail -n 60 "$logs/test.log" >&2
 	fail "${failed:+scenarios failed: $failed}$([ "$skipped" -ne 0 ] && echo " $skipped skipped")(go test exit $rc)"
 fi
-# TestWhatThePatchCosts's summary lines; it wrote the same figures into
-# docs/resource-budget.md.
-grep -E '^cno_[a-z_]+: ' "$logs/test.log" || true
+# TestWhatThePatchCosts's and TestRetryAfterFailedApplies's summary lines;
+# the same figures went into docs/resource-budget.md.
+grep -E '^cno_[a-z0-9_]+: ' "$logs/test.log" || true
 echo "cno-e2e: PASS ($passed scenarios)"

@@ -94,6 +94,15 @@ type Reconciler struct {
 	report  nmstate.Reporter        // the conditions, with the failure grace
 }
 
+// A failed reconcile is retried after retryBase, doubled after each further
+// failure up to retryMax: controller-runtime's default grows to 1000s,
+// which leaves the host idle for many minutes after a burst of API errors.
+// The Reporter says the same back-off in the conditions.
+const (
+	retryBase = 100 * time.Millisecond
+	retryMax  = 2 * time.Second
+)
+
 // Setup registers the host's controller with mgr.
 func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	if opts.ManifestDir == "" {
@@ -113,7 +122,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 		return nil, fmt.Errorf("creating the client for the nmstate.io resources: %w", err)
 	}
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), resources: resources, opts: opts,
-		applied: map[string]appliedState{}, report: nmstate.Reporter{Grace: opts.FailureGrace}}
+		applied: map[string]appliedState{}, report: nmstate.Reporter{Grace: opts.FailureGrace, RetryBase: retryBase, RetryMax: retryMax}}
 
 	network := &unstructured.Unstructured{}
 	network.SetGroupVersionKind(NetworkGVK)
@@ -124,11 +133,8 @@ func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	for _, obj := range OwnedTypes() {
 		b = b.Watches(obj, enqueueSingle)
 	}
-	// Retries back off from 100ms to at most 2s: controller-runtime's
-	// default grows to 1000s, which leaves the host idle for many minutes
-	// after a burst of API errors.
 	b = b.WithOptions(crcontroller.TypedOptions[reconcile.Request]{RateLimiter: workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, 2*time.Second),
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBase, retryMax),
 		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
 	)})
 	if err := b.Complete(r); err != nil {

@@ -44,6 +44,8 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 	awsRunning.Deployed, awsRunning.Policies = true, 14
 
 	ready := Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2)}
+	failedCNO := ready
+	failedCNO.RetryAfter = 160 * time.Second
 	configErr := func(spec map[string]any) error {
 		_, err := ConfigFromNetwork(&unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"kubernetesNMState": spec}}})
 		require.Error(t, err)
@@ -86,9 +88,10 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 		conditionsFor(Decision{}, configErr(map[string]any{"handlerPlacement": map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "windows"}}}), ready),
 		conditionsFor(Decision{}, configErr(map[string]any{"handlerPlacement": map[string]any{"tolerations": []any{map[string]any{"operator": "Equal"}}}}), ready),
 		conditionsFor(Decision{}, missingImage, ready),
-		conditionsFor(enabled, fmt.Errorf("applying DaemonSet openshift-nmstate/nmstate-handler: %w", terminating), ready),
-		conditionsFor(enabled, errors.Join(applies...), Observed{WorkloadsKnown: true}),
-		conditionsFor(enabled, errors.Join(applies...), Observed{WorkloadsKnown: true, Retrying: true}),
+		// CNO's back-off: the 5th try in a row, past the grace, and the 2nd.
+		conditionsFor(enabled, fmt.Errorf("applying DaemonSet openshift-nmstate/nmstate-handler: %w", terminating), failedCNO),
+		conditionsFor(enabled, errors.Join(applies...), Observed{WorkloadsKnown: true, RetryAfter: failedCNO.RetryAfter}),
+		conditionsFor(enabled, errors.Join(applies...), Observed{WorkloadsKnown: true, Retrying: true, RetryAfter: 20 * time.Second}),
 	}
 }
 

@@ -12,6 +12,15 @@ import (
 // its own errors (MaybeSetDegraded).
 const DefaultFailureGrace = 2 * time.Minute
 
+// DefaultRetryBase and DefaultRetryMax bound the back-off between tries of
+// a failed sync (Reporter.RetryAfter): the first try after 10 seconds, then
+// twice as long each time, and at most CNO's 3-minute resync period, after
+// which CNO reconciles anyway.
+const (
+	DefaultRetryBase = 10 * time.Second
+	DefaultRetryMax  = 3 * time.Minute
+)
+
 // Reporter turns each sync's outcome into the KubernetesNMState* conditions
 // with the failure grace, and again whenever the workloads change between
 // syncs. CNO's status manager and the host each keep one: the grace and the
@@ -21,8 +30,15 @@ const DefaultFailureGrace = 2 * time.Minute
 type Reporter struct {
 	// Grace is DefaultFailureGrace when zero.
 	Grace time.Duration
+	// RetryBase is the back-off after the first failed sync of a run,
+	// doubled after each further one up to RetryMax; DefaultRetryBase and
+	// DefaultRetryMax when zero. The conditions say it, so it must be the
+	// caller's: CNO requeues after RetryAfter, and the host sets them to
+	// its rate limiter's.
+	RetryBase, RetryMax time.Duration
 
 	failingSince time.Time
+	failures     int
 	decision     Decision
 	err          error
 	synced       bool
@@ -37,6 +53,11 @@ func (r *Reporter) Sync(d Decision, err error, o Observed) []operv1.OperatorCond
 		r.failingSince = time.Time{}
 	} else if r.failingSince.IsZero() {
 		r.failingSince = o.Now
+	}
+	if retryable(err) {
+		r.failures++
+	} else {
+		r.failures = 0
 	}
 	r.decision, r.err, r.synced = d, err, true
 	return r.conditions(o)
@@ -55,12 +76,42 @@ func (r *Reporter) Refresh(o Observed) (conds []operv1.OperatorCondition, ok boo
 // Failing reports whether the last sync failed.
 func (r *Reporter) Failing() bool { return r.synced && r.err != nil }
 
+// RetryAfter is how long after the last sync the caller tries again: zero
+// when it succeeded, or failed for a bad input, which only an edit (an
+// event the caller watches) fixes.
+func (r *Reporter) RetryAfter() time.Duration {
+	if r.failures == 0 {
+		return 0
+	}
+	base, most := r.RetryBase, r.RetryMax
+	if base == 0 {
+		base = DefaultRetryBase
+	}
+	if most == 0 {
+		most = DefaultRetryMax
+	}
+	d := base
+	for range r.failures - 1 {
+		if d >= most {
+			break
+		}
+		d *= 2
+	}
+	return min(d, most)
+}
+
+// retryable reports whether a retry may fix err: any error but a bad input.
+func retryable(err error) bool {
+	var inputErr *InputError
+	return err != nil && !errors.As(err, &inputErr)
+}
+
 func (r *Reporter) conditions(o Observed) []operv1.OperatorCondition {
 	grace := r.Grace
 	if grace == 0 {
 		grace = DefaultFailureGrace
 	}
-	var inputErr *InputError
-	o.Retrying = r.err != nil && !errors.As(r.err, &inputErr) && o.Now.Sub(r.failingSince) < grace
+	o.Retrying = retryable(r.err) && o.Now.Sub(r.failingSince) < grace
+	o.RetryAfter = r.RetryAfter()
 	return conditionsFor(r.decision, r.err, o)
 }

@@ -38,6 +38,9 @@ type Observed struct {
 	// within the caller's failure grace: it shows in Progressing, and in
 	// Degraded only if it lasts, as CNO reports its own errors.
 	Retrying bool
+	// RetryAfter is when, after this sync, the Reporter's caller tries
+	// again; zero when it does not.
+	RetryAfter time.Duration
 }
 
 // conditionsFor turns a decision (or the error that stopped one) and the observed
@@ -52,7 +55,7 @@ func conditionsFor(d Decision, err error, o Observed) []operv1.OperatorCondition
 	} else if o.Retrying {
 		out = retrying(d, err, o, r)
 	} else {
-		out = stopped(err, r)
+		out = stopped(err, o, r)
 	}
 	if !o.WorkloadsKnown {
 		out[0], out[1] = unknownRollout(out[0], o), unknownRollout(out[1], o)
@@ -81,7 +84,7 @@ func retrying(d Decision, err error, o Observed, r rollout) []operv1.OperatorCon
 	}
 	return []operv1.OperatorCondition{
 		available,
-		cond(ConditionProgressing, operv1.ConditionTrue, ReasonRetrying, "retrying after: "+summarize(err)+"; "+r.summary),
+		cond(ConditionProgressing, operv1.ConditionTrue, ReasonRetrying, retryingIn(o.RetryAfter)+" after: "+summarize(err)+"; "+r.summary),
 		cond(ConditionDegraded, operv1.ConditionFalse, ReasonRetrying,
 			"an error is being retried (see KubernetesNMStateProgressing); it is reported here if it persists"),
 	}
@@ -89,11 +92,11 @@ func retrying(d Decision, err error, o Observed, r rollout) []operv1.OperatorCon
 
 // stopped is the state when err stopped the sync: nothing deployed is
 // removed, so Available reports what still runs.
-func stopped(err error, r rollout) []operv1.OperatorCondition {
+func stopped(err error, o Observed, r rollout) []operv1.OperatorCondition {
 	reason := ReasonOf(err)
 	// An input error stops before any write; an API error may come after
 	// some applies, but never before a deletion.
-	msg := summarize(err) + "; retrying, and nothing was deleted"
+	msg := summarize(err) + "; " + retryingIn(o.RetryAfter) + ", and nothing was deleted"
 	var inputErr *InputError
 	if errors.As(err, &inputErr) {
 		msg = summarize(err) + "; nothing on the cluster was changed"
@@ -103,6 +106,15 @@ func stopped(err error, r rollout) []operv1.OperatorCondition {
 		cond(ConditionProgressing, operv1.ConditionFalse, reason, "nothing is rolled out until the problem in KubernetesNMStateDegraded is fixed"),
 		cond(ConditionDegraded, operv1.ConditionTrue, reason, msg),
 	}
+}
+
+// retryingIn says when the next try is, as a kubelet says its back-off:
+// from the sync that wrote it.
+func retryingIn(d time.Duration) string {
+	if d == 0 {
+		return "retrying"
+	}
+	return "retrying in " + d.String()
 }
 
 // lastDeployed is Available when no decision could be carried out: what

@@ -3,6 +3,7 @@
 package cnoe2e
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +18,21 @@ import (
 	"github.com/cno-nmstate/cno-nmstate/test/cnoe2e/costreport"
 )
 
-// measured is what TestWhatThePatchCosts measured, for TestMain to report;
-// nil unless it passed.
-var measured *costreport.Figures
+// measured is what TestWhatThePatchCosts measured, and retried what
+// TestRetryAfterFailedApplies did, for TestMain to report; each nil unless
+// its test passed.
+var (
+	measured *costreport.Figures
+	retried  *costreport.Retry
+)
+
+// lockSamples is how many idle reconciles TestWhatThePatchCosts times the
+// status lock over.
+const lockSamples = 30
+
+// lockHeldLine is what the patched CNO logs in each reconcile with
+// kubernetes-nmstate on.
+var lockHeldLine = regexp.MustCompile(`kubernetes-nmstate held the status lock for (\S+) since the previous reconcile`)
 
 // TestWhatThePatchCosts (scenario k): what the patch adds to CNO's requests,
 // on the real binaries, in one cluster. With the Default feature set (the
@@ -83,6 +96,17 @@ func TestWhatThePatchCosts(t *testing.T) {
 	f.On = e.idleReconcile()
 	assert.LessOrEqual(t, f.On.Discovery, f.Pristine.Discovery, "kubernetes-nmstate's reads asked discovery")
 	assert.NotZero(t, f.On.NMState, "the reconcile applied kubernetes-nmstate")
+
+	mark := len(e.cno.Log())
+	for range lockSamples {
+		e.reconciled()
+	}
+	for _, m := range lockHeldLine.FindAllStringSubmatch(e.cno.Log()[mark:], -1) {
+		d, err := time.ParseDuration(m[1])
+		require.NoError(t, err, m[0])
+		f.LockHeld = append(f.LockHeld, d)
+	}
+	require.GreaterOrEqual(t, len(f.LockHeld), lockSamples, "the patched CNO logged the status lock's hold in fewer reconciles than it ran")
 
 	t.Logf("figures:\n%s", f.DocSection())
 	if !t.Failed() {

@@ -4,6 +4,7 @@ package cnoe2e
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+	"github.com/cno-nmstate/cno-nmstate/test/cnoe2e/costreport"
 )
 
 // permissiveNetworkCRD is the shipped Network.operator CRD with no schema
@@ -141,4 +143,73 @@ func TestRestartWithBadConfig(t *testing.T) {
 	assert.Empty(t, e.cnoDeletes(), "DELETE requests by CNO")
 	deg := e.operatorConditions()[nmstate.ConditionDegraded]
 	assert.Equal(t, operv1.ConditionTrue, deg.Status, "still Degraded for the bad mode after the restart: %+v", deg)
+}
+
+// failHandlerApply refuses CNO's server-side apply of the handler DaemonSet,
+// and nothing else: kubernetes-nmstate alone fails, and the rest of CNO's
+// reconcile succeeds.
+func failHandlerApply(req *http.Request) int {
+	if req.Method == http.MethodPatch && req.URL.Path == "/apis/apps/v1/namespaces/"+nmstate.Namespace+"/daemonsets/"+nmstate.HandlerDaemonSet {
+		return http.StatusInternalServerError
+	}
+	return 0
+}
+
+// backoffSaid is the back-off a Degraded message says.
+var backoffSaid = regexp.MustCompile(`; retrying in (\S+), and nothing was deleted$`)
+
+// TestRetryAfterFailedApplies (scenario l): with the handler DaemonSet's
+// apply refused, and only that, CNO retries kubernetes-nmstate on its own,
+// with the back-off its conditions say, until the failure grace ends and
+// KubernetesNMStateDegraded turns True; CNO's own Degraded stays False. Once
+// the fault ends, the next try clears it. The reconciles during the fault
+// are counted from CNO's log: one ConfigMap change starts them, so without
+// the requeue there would be one, and the next only at the 3-minute resync.
+func TestRetryAfterFailedApplies(t *testing.T) {
+	e, _, _ := deployedOnBareMetal(t, options{})
+	var tries []time.Duration
+	var began time.Time
+	mark := len(e.cno.Log())
+	p := poll(250*time.Millisecond, func() bool {
+		for n := strings.Count(e.cno.Log()[mark:], reconcileBegins); len(tries) < n; {
+			if began.IsZero() {
+				began = time.Now()
+			}
+			tries = append(tries, time.Since(began))
+		}
+		return false
+	})
+	e.proxy.SetFault(failHandlerApply)
+	e.touchCNO()
+
+	prog := e.waitCondition(time.Minute, nmstate.ConditionProgressing, operv1.ConditionTrue, nmstate.ReasonRetrying)
+	t.Logf("%s: %s", nmstate.ConditionProgressing, prog.Message)
+	assert.Regexp(t, `^retrying in \S+ after: could not apply \(apps/v1, Kind=DaemonSet\) `+nmstate.Namespace+"/"+nmstate.HandlerDaemonSet+": ",
+		prog.Message, "the back-off, then CNO's apply error")
+	deg := e.waitCondition(5*time.Minute, nmstate.ConditionDegraded, operv1.ConditionTrue, nmstate.ReasonFailed)
+	e.proxy.SetFault(nil)
+	ended := time.Now()
+	t.Logf("%s: %s", nmstate.ConditionDegraded, deg.Message)
+	cnoDegraded := e.operatorConditions()[operv1.OperatorStatusTypeDegraded]
+	m := backoffSaid.FindStringSubmatch(deg.Message)
+	require.NotNil(t, m, "Degraded does not say when the next try is")
+	said, err := time.ParseDuration(m[1])
+	require.NoError(t, err)
+
+	e.waitCondition(4*time.Minute, nmstate.ConditionDegraded, operv1.ConditionFalse, "")
+	recovered := time.Since(ended)
+	p.stop()
+	var during []time.Duration
+	for _, at := range tries {
+		if began.Add(at).Before(ended) {
+			during = append(during, at.Round(100*time.Millisecond))
+		}
+	}
+	t.Logf("reconciles began during the fault at %v; the fault's end to Degraded=False: %s; the back-off said: %s", during, recovered.Round(100*time.Millisecond), said)
+	assert.NotEqual(t, operv1.ConditionTrue, cnoDegraded.Status, "CNO's own Degraded for kubernetes-nmstate's failure: %+v", cnoDegraded)
+	assert.GreaterOrEqual(t, len(during), 3, "CNO did not retry kubernetes-nmstate by itself")
+	e.waitCondition(time.Minute, nmstate.ConditionAvailable, operv1.ConditionTrue, "")
+	if !t.Failed() {
+		retried = &costreport.Retry{Tries: during, Said: said, Recovered: recovered}
+	}
 }

@@ -115,7 +115,8 @@ func TestFaultControlPlaneAPIServerRestart(t *testing.T) {
 	assert.True(t, onWorkers(ds), "the DaemonSet has the new placement: %v", ds.Spec.Template.Spec.NodeSelector)
 	retrying := auditStatuses(t, decidedOn(hostWrites(t, events, networkGenerationFrom(events, k.network().GetGeneration())), userEnabled), onWorkers)
 	require.NotEmpty(t, retrying, "the status written for the failed sync says Retrying")
-	assert.Contains(t, retrying[0], "applying DaemonSet "+nmstate.Namespace+"/"+nmstate.HandlerDaemonSet+": ")
+	assert.Regexp(t, `^retrying in [0-9.]+m?s after: applying DaemonSet `+nmstate.Namespace+"/"+nmstate.HandlerDaemonSet+": ", retrying[0],
+		"the back-off, then the error")
 	assert.Contains(t, retrying[0], "connection refused")
 	t.Logf("kube-apiserver stopped at the host's DaemonSet apply (of %d objects) and was serving again %s later; converged %s after the restart began; the host wrote Retrying: %s",
 		len(objs), restarted.Round(time.Millisecond), converged.Round(time.Millisecond), retrying[0])

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/docsection"
+	"github.com/cno-nmstate/cno-nmstate/internal/quantile"
 )
 
 // BudgetDoc is the doc whose section hack/cno-e2e.sh writes, from the
@@ -53,14 +55,36 @@ type Figures struct {
 	// GateOffConditions counts KubernetesNMState* conditions on
 	// network.operator and clusteroperator/network with the gate off.
 	GateOffConditions int
+	// LockHeld is, for each of a run of idle reconciles with
+	// kubernetes-nmstate on, how long its calls held CNO's status lock, as
+	// the patched CNO logs it.
+	LockHeld []time.Duration
+	// Retry is what TestRetryAfterFailedApplies measured.
+	Retry Retry
+}
+
+// Retry is a fault of kubernetes-nmstate's applies alone, held until
+// KubernetesNMStateDegraded turned True, and its end.
+type Retry struct {
+	// Tries are when CNO's reconciles began during the fault, from the
+	// first.
+	Tries []time.Duration
+	// Said is the back-off KubernetesNMStateDegraded said as the fault
+	// ended; Recovered the time from its end to Degraded=False.
+	Said, Recovered time.Duration
 }
 
 // Summary is the lines hack/cno-e2e.sh prints before its PASS line.
 func (f Figures) Summary() string {
 	return fmt.Sprintf("cno_gate_off_extra_requests: %d\ncno_gate_off_nmstate_conditions: %d\n"+
-		"cno_nmstate_discovery_requests_per_reconcile: %d\ncno_nmstate_requests_per_idle_reconcile: %d\n",
-		f.IdleMinuteExtra, f.GateOffConditions, f.On.Discovery-f.Pristine.Discovery, f.On.NMState)
+		"cno_nmstate_discovery_requests_per_reconcile: %d\ncno_nmstate_requests_per_idle_reconcile: %d\n"+
+		"cno_nmstate_status_lock_p50_ms: %.1f\ncno_nmstate_status_lock_p99_ms: %.1f\n"+
+		"cno_nmstate_tries_during_fault: %d\ncno_nmstate_fault_end_to_not_degraded_seconds: %.1f\n",
+		f.IdleMinuteExtra, f.GateOffConditions, f.On.Discovery-f.Pristine.Discovery, f.On.NMState,
+		ms(quantile.Of(f.LockHeld, 0.50)), ms(quantile.Of(f.LockHeld, 0.99)), len(f.Retry.Tries), f.Retry.Recovered.Seconds())
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // DocSection is the section of BudgetDoc, markers included.
 func (f Figures) DocSection() string {
@@ -93,6 +117,22 @@ func (f Figures) DocSection() string {
 	w("With the gate off, over the third minute of each process, the pristine CNO sent %d", f.IdleMinutePristine)
 	w("requests and the patched one %d; %d of the patched one's were of a verb and path", f.IdleMinutePatched, f.IdleMinuteExtra)
 	w("the pristine one never sent, and %d `KubernetesNMState*` conditions were written.", f.GateOffConditions)
+	w("")
+	w("Over %d idle reconciles with kubernetes-nmstate on, its calls held CNO's status", len(f.LockHeld))
+	w("lock for %.1f ms per reconcile at the median and %.1f ms at the 99th percentile", ms(quantile.Of(f.LockHeld, 0.50)), ms(quantile.Of(f.LockHeld, 0.99)))
+	w("(nearest rank: with fewer than 100 reconciles, the longest), as the patched")
+	w("CNO logs it: the longest any other status update of CNO's waited on it.")
+	w("")
+	var tries []string
+	for _, d := range f.Retry.Tries {
+		tries = append(tries, fmt.Sprintf("%.1f", d.Seconds()))
+	}
+	w("With the handler DaemonSet's apply refused (the proxy answers 500), and")
+	w("nothing else failing, CNO tried at %s s, and", strings.Join(tries, ", "))
+	w("`KubernetesNMStateDegraded` turned True saying `retrying in %s`. From the", f.Retry.Said)
+	w("fault's end to `KubernetesNMStateDegraded=False`: %.1f s, %.2f of the", f.Retry.Recovered.Seconds(), f.Retry.Recovered.Seconds()/f.Retry.Said.Seconds())
+	w("back-off it said. The back-off starts at 10 s and doubles up to CNO's")
+	w("3-minute resync period, at which CNO reconciles anyway.")
 	w("")
 	w("```")
 	b.WriteString(f.Summary())

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,7 +15,11 @@ import (
 
 func sample() Figures {
 	row := Row{All: 1, NMState: 1, Discovery: 1, Bytes: 1, NMStateBytes: 1, ByVerb: map[string]int{"get": 1}}
-	return Figures{Pristine: row, GateOff: row, Disabled: row, On: row, IdleMinutePristine: 1, IdleMinutePatched: 1}
+	return Figures{Pristine: row, GateOff: row, Disabled: row, On: row, IdleMinutePristine: 1, IdleMinutePatched: 1,
+		LockHeld: []time.Duration{time.Millisecond},
+		// Degraded comes past the 2-minute grace, when the back-off is over a
+		// minute: a Said of minutes and seconds.
+		Retry: Retry{Tries: []time.Duration{0, time.Second}, Said: 160 * time.Second, Recovered: time.Second}}
 }
 
 // The doc's section is what a run of hack/cno-e2e.sh writes, but for its
@@ -37,8 +42,12 @@ func TestCostSummary(t *testing.T) {
 	f := sample()
 	f.IdleMinuteExtra, f.GateOffConditions = 2, 3
 	f.Pristine.Discovery, f.On.Discovery, f.On.NMState = 4, 4, 44
+	f.LockHeld = []time.Duration{3 * time.Millisecond, 1500 * time.Microsecond, 40 * time.Millisecond, 2 * time.Millisecond}
+	f.Retry = Retry{Tries: []time.Duration{0, 10 * time.Second, 30 * time.Second}, Said: 40 * time.Second, Recovered: 39250 * time.Millisecond}
 	assert.Equal(t, "cno_gate_off_extra_requests: 2\ncno_gate_off_nmstate_conditions: 3\n"+
-		"cno_nmstate_discovery_requests_per_reconcile: 0\ncno_nmstate_requests_per_idle_reconcile: 44\n", f.Summary())
+		"cno_nmstate_discovery_requests_per_reconcile: 0\ncno_nmstate_requests_per_idle_reconcile: 44\n"+
+		"cno_nmstate_status_lock_p50_ms: 3.0\ncno_nmstate_status_lock_p99_ms: 40.0\n"+
+		"cno_nmstate_tries_during_fault: 3\ncno_nmstate_fault_end_to_not_degraded_seconds: 39.2\n", f.Summary())
 }
 
 func TestExtraRequests(t *testing.T) {
