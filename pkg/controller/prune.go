@@ -113,7 +113,11 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 			case nmstate.PruneKeep, nmstate.PruneLater:
 				continue
 			}
-			switch err := r.client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground)); {
+			// Deleted only as it was decided on: an object recreated or
+			// adopted since the read is refused (409), and decided again.
+			uid, rv := item.GetUID(), item.GetResourceVersion()
+			switch err := r.client.Delete(ctx, item, client.PropagationPolicy(metav1.DeletePropagationBackground),
+				client.Preconditions{UID: &uid, ResourceVersion: &rv}); {
 			case err == nil:
 				pruned = append(pruned, gvk.Kind+" "+objectName(item))
 			case !apierrors.IsNotFound(err): // gone already: the cache lags a delete

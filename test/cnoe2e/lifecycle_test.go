@@ -3,8 +3,10 @@
 package cnoe2e
 
 import (
+	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
@@ -107,9 +110,25 @@ func deployedOnBareMetal(t *testing.T, o options) (*env, map[object]types.UID, t
 // manager deleting related objects no longer rendered) removes the handler
 // and the webhook and keeps the CRDs, the Namespace, the admission policy,
 // the reader role and every policy.
+//
+// The handler's ServiceAccount is adopted by another controller between
+// CNO's read that decided to prune it and its delete (the proxy adopts it
+// as the delete arrives): the delete carries the UID and resourceVersion it
+// was decided on, so the API server refuses it, and the account stays with
+// its new owner.
 func TestDisable(t *testing.T) {
 	e, deployed, policy := deployedOnBareMetal(t, options{})
 	kept := keptObjects(deployed)
+	// The handler's ServiceAccount is named as its DaemonSet.
+	account := "/api/v1/namespaces/" + nmstate.Namespace + "/serviceaccounts/" + nmstate.HandlerDaemonSet
+	var adopted atomic.Bool
+	var adoptErr error
+	e.proxy.SetFault(func(req *http.Request) int {
+		if req.Method == http.MethodDelete && req.URL.Path == account && adopted.CompareAndSwap(false, true) {
+			adoptErr = e.adoptAccount(nmstate.HandlerDaemonSet)
+		}
+		return 0
+	})
 	began := time.Now()
 	e.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
 	ds, dep := &appsv1.DaemonSet{}, &appsv1.Deployment{}
@@ -126,6 +145,26 @@ func TestDisable(t *testing.T) {
 	t.Logf("removed by CNO: %s", strings.Join(removed, ", "))
 	assert.Contains(t, removed, "apps/DaemonSet "+nmstate.Namespace+"/"+nmstate.HandlerDaemonSet+" deleted")
 	assert.Contains(t, removed, "apps/Deployment "+nmstate.Namespace+"/"+nmstate.WebhookDeployment+" deleted")
+
+	e.proxy.SetFault(nil)
+	require.True(t, adopted.Load(), "CNO never tried to delete the handler's ServiceAccount")
+	require.NoError(t, adoptErr, "adopting the handler's ServiceAccount")
+	sa := &corev1.ServiceAccount{}
+	require.True(t, e.exists(sa, nmstate.Namespace, nmstate.HandlerDaemonSet), "CNO deleted the ServiceAccount adopted after its read")
+	owner := metav1.GetControllerOf(sa)
+	require.NotNil(t, owner)
+	assert.Equal(t, "NMState", owner.Kind, "the ServiceAccount keeps its new owner")
+}
+
+// adoptAccount makes the standalone operator's NMState CR the controller of
+// ServiceAccount name in openshift-nmstate, in place of CNO's reference.
+func (e *env) adoptAccount(name string) error {
+	sa := &corev1.ServiceAccount{}
+	if err := e.c.Get(e.ctx(), client.ObjectKey{Namespace: nmstate.Namespace, Name: name}, sa); err != nil {
+		return err
+	}
+	sa.OwnerReferences = []metav1.OwnerReference{{APIVersion: "nmstate.io/v1", Kind: "NMState", Name: "nmstate", UID: "nmstate-uid", Controller: ptr.To(true)}}
+	return e.c.Update(e.ctx(), sa)
 }
 
 // TestOperatorConfigDeleted (scenario f): network.operator/cluster
