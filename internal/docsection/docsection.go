@@ -63,7 +63,8 @@ var figure = regexp.MustCompile(`-?[0-9]+(?:[.,][0-9]+)*(?:, -?[0-9]+(?:[.,][0-9
 
 // SameButFigures compares got with want line by line, every figure (a
 // number, or a list of numbers) read as "#": the figures vary from run to
-// run, the rest is what the generator writes. It returns "" when they match, or the first line that differs.
+// run, the rest is what the generator writes. It returns "" when they
+// match, or the first line that differs.
 func SameButFigures(got, want string) string {
 	g := strings.Split(figure.ReplaceAllString(got, "#"), "\n")
 	w := strings.Split(figure.ReplaceAllString(want, "#"), "\n")

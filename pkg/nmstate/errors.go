@@ -142,3 +142,9 @@ func rootCause(err error) error {
 		err = next
 	}
 }
+
+// retryable reports whether a retry may fix err: any error but a bad input.
+func retryable(err error) bool {
+	var inputErr *InputError
+	return err != nil && !errors.As(err, &inputErr)
+}

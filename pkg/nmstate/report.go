@@ -1,7 +1,6 @@
 package nmstate
 
 import (
-	"errors"
 	"time"
 
 	operv1 "github.com/openshift/api/operator/v1"
@@ -98,12 +97,6 @@ func (r *Reporter) RetryAfter() time.Duration {
 		d *= 2
 	}
 	return min(d, most)
-}
-
-// retryable reports whether a retry may fix err: any error but a bad input.
-func retryable(err error) bool {
-	var inputErr *InputError
-	return err != nil && !errors.As(err, &inputErr)
 }
 
 func (r *Reporter) conditions(o Observed) []operv1.OperatorCondition {

@@ -1,7 +1,6 @@
 package nmstate
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -97,8 +96,7 @@ func stopped(err error, o Observed, r rollout) []operv1.OperatorCondition {
 	// An input error stops before any write; an API error may come after
 	// some applies, but never before a deletion.
 	msg := summarize(err) + "; " + retryingIn(o.RetryAfter) + ", and nothing was deleted"
-	var inputErr *InputError
-	if errors.As(err, &inputErr) {
+	if !retryable(err) {
 		msg = summarize(err) + "; nothing on the cluster was changed"
 	}
 	return []operv1.OperatorCondition{
