@@ -68,7 +68,7 @@ func Read(ctx context.Context, r Readers) nmstate.State {
 	if s.Policies, err = CountPolicies(ctx, r.Resources); err != nil {
 		errs = append(errs, err)
 	}
-	if s.Installed, err = installedUnlessDeployed(ctx, r.Live, s.Handler); err != nil {
+	if s.Installed, s.HandlerOn, err = installedUnlessDeployed(ctx, r.Live, s.Handler); err != nil {
 		errs = append(errs, err)
 	}
 	s.Err = errors.Join(errs...)
@@ -76,12 +76,13 @@ func Read(ctx context.Context, r Readers) nmstate.State {
 }
 
 // installedUnlessDeployed is Installed, with no read while the plugin's own
-// handler is deployed: that says it was installed. Whether it was matters
-// only to a decision that is off (nmstate.Decision.RestoreKept); Read comes
-// before the decision, so the deployed handler stands for "on".
-func installedUnlessDeployed(ctx context.Context, r client.Reader, handler *appsv1.DaemonSet) (bool, error) {
+// handler is deployed: that says it was installed, and on. Both matter only
+// to a decision that is off (nmstate.Decision.RestoreKept, and a default
+// kept on for policies); Read comes before the decision, so the deployed
+// handler stands for "on".
+func installedUnlessDeployed(ctx context.Context, r client.Reader, handler *appsv1.DaemonSet) (installed, handlerOn bool, err error) {
 	if handler != nil && nmstate.OwnHandler(handler) {
-		return true, nil
+		return true, true, nil
 	}
 	return Installed(ctx, r)
 }
@@ -134,17 +135,19 @@ func CountPolicies(ctx context.Context, r dynamic.Interface) (int, error) {
 }
 
 // Installed reports whether the plugin's NodeNetworkConfigurationPolicy CRD
-// exists and is not being deleted: one metadata read. A CRD without the
-// owner label is another manager's, and says nothing of the plugin.
-func Installed(ctx context.Context, r client.Reader) (bool, error) {
+// exists and is not being deleted, and whether it carries
+// nmstate.HandlerOnAnnotation: one metadata read. A CRD without the owner
+// label is another manager's, and says nothing of the plugin.
+func Installed(ctx context.Context, r client.Reader) (installed, handlerOn bool, err error) {
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(crdGVK)
 	switch err := r.Get(ctx, client.ObjectKey{Name: nmstate.PoliciesCRD}, crd); {
 	case apierrors.IsNotFound(err):
-		return false, nil
+		return false, false, nil
 	case err != nil:
-		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", nmstate.PoliciesCRD, err)
+		return false, false, fmt.Errorf("reading CustomResourceDefinition %s: %w", nmstate.PoliciesCRD, err)
 	}
 	_, ours := crd.GetLabels()[nmstate.OwnerLabel]
-	return ours && crd.GetDeletionTimestamp() == nil, nil
+	installed = ours && crd.GetDeletionTimestamp() == nil
+	return installed, installed && crd.GetAnnotations()[nmstate.HandlerOnAnnotation] == "true", nil
 }

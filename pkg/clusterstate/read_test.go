@@ -35,24 +35,31 @@ func TestInstalled(t *testing.T) {
 		return c
 	}
 	ours := map[string]string{nmstate.OwnerLabel: nmstate.PluginVersion}
+	on := func(c *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+		c.Annotations = map[string]string{nmstate.HandlerOnAnnotation: "true"}
+		return c
+	}
 	tests := []struct {
-		name string
-		objs []client.Object
-		want bool
+		name         string
+		objs         []client.Object
+		want, wantOn bool
 	}{
-		{"no CRD", nil, false},
-		{"the plugin's CRD", []client.Object{crd(ours, false)}, true},
-		{"another manager's CRD", []client.Object{crd(map[string]string{"app": "kubernetes-nmstate"}, false)}, false},
-		{"the plugin's CRD being deleted", []client.Object{crd(ours, true)}, false},
+		{"no CRD", nil, false, false},
+		{"the plugin's CRD", []client.Object{crd(ours, false)}, true, false},
+		{"the plugin's CRD, its handler on", []client.Object{on(crd(ours, false))}, true, true},
+		{"another manager's CRD", []client.Object{crd(map[string]string{"app": "kubernetes-nmstate"}, false)}, false, false},
+		{"another manager's CRD with the annotation", []client.Object{on(crd(map[string]string{"app": "kubernetes-nmstate"}, false))}, false, false},
+		{"the plugin's CRD being deleted", []client.Object{on(crd(ours, true))}, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			scheme := runtime.NewScheme()
 			require.NoError(t, apiextensionsv1.AddToScheme(scheme))
 			reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt.objs...).Build()
-			got, err := Installed(t.Context(), reader)
+			got, on, err := Installed(t.Context(), reader)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.wantOn, on)
 		})
 	}
 }
@@ -83,9 +90,10 @@ func TestInstalledNotReadWhileDeployed(t *testing.T) {
 					reads++
 					return c.Get(ctx, key, obj, opts...)
 				}}).Build()
-			got, err := installedUnlessDeployed(t.Context(), reader, tt.handler)
+			got, on, err := installedUnlessDeployed(t.Context(), reader, tt.handler)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.want, on, "the plugin's handler says it is on")
 			assert.Equal(t, tt.reads, reads, "reads of the policies CRD")
 		})
 	}

@@ -47,9 +47,9 @@ type cluster struct {
 	// on every platform; an explicit Enabled still works.
 	DefaultOnGate bool
 	// Deployed is whether this plugin runs kubernetes-nmstate: its handler
-	// DaemonSet exists, or the Available condition it last wrote was for a
-	// decision to run it (wasOn), which outlives a deleted DaemonSet or
-	// Namespace. Policies is how many NodeNetworkConfigurationPolicies
+	// DaemonSet exists, or the last decision it carried out ran it
+	// (State.HandlerOn), which outlives failed syncs and a deleted DaemonSet
+	// or Namespace. Policies is how many NodeNetworkConfigurationPolicies
 	// exist. Together they keep a handler that enforces policies
 	// (dependsOnPolicies says when they matter).
 	Deployed bool

@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
-	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/stretchr/testify/assert"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // InfrastructureOf, with the defaults newCluster gives empty topologies.
@@ -50,7 +50,7 @@ func TestInfrastructureOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, newCluster(Input{Infrastructure: InfrastructureOf(tt.infra)}, nil))
+			assert.Equal(t, tt.want, newCluster(Input{Infrastructure: InfrastructureOf(tt.infra)}))
 		})
 	}
 }
@@ -65,7 +65,7 @@ func TestClusterString(t *testing.T) {
 			"platform BareMetal, control plane topology HighlyAvailable, infrastructure topology SingleReplica"},
 		{"no platform", cluster{ControlPlaneTopology: "HighlyAvailable", InfrastructureTopology: "HighlyAvailable"},
 			"platform not reported by infrastructures.config.openshift.io/cluster, control plane topology HighlyAvailable, infrastructure topology HighlyAvailable"},
-		{"no Infrastructure", newCluster(Input{Infrastructure: InfrastructureOf(nil)}, nil),
+		{"no Infrastructure", newCluster(Input{Infrastructure: InfrastructureOf(nil)}),
 			"platform unknown (there is no infrastructures.config.openshift.io/cluster), control plane topology HighlyAvailable, infrastructure topology HighlyAvailable"},
 		{"unknown platform", cluster{Platform: "Mainframe", ControlPlaneTopology: "Triple", InfrastructureTopology: "HighlyAvailable"},
 			`platform "Mainframe" (unknown to this release), control plane topology Triple, infrastructure topology HighlyAvailable`},
@@ -80,26 +80,29 @@ func TestClusterString(t *testing.T) {
 }
 
 // Deployed holds while the plugin's own handler exists, or, once it is
-// gone, while the last Available condition was for running it.
+// gone, while the policies CRD says the last decision carried out ran it.
+// The Network's conditions say nothing of it: a failed sync overwrites
+// them.
 func TestNewClusterDeployed(t *testing.T) {
 	own := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: HandlerDaemonSet}}
 	elsewhere := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "openshift-cnv", Name: HandlerDaemonSet}}
-	kept := []operv1.OperatorCondition{{Type: ConditionAvailable, Status: operv1.ConditionTrue, Reason: ReasonKeptForExistingPolicies}}
-	disabled := []operv1.OperatorCondition{{Type: ConditionAvailable, Status: operv1.ConditionFalse, Reason: ReasonUserDisabled}}
+	kept := []any{map[string]any{"type": ConditionAvailable, "status": "True", "reason": ReasonKeptForExistingPolicies}}
 	tests := []struct {
-		name     string
-		handler  *appsv1.DaemonSet
-		previous []operv1.OperatorCondition
-		want     bool
+		name      string
+		handler   *appsv1.DaemonSet
+		handlerOn bool
+		previous  []any
+		want      bool
 	}{
-		{"its handler runs", own, nil, true},
-		{"its handler deleted while kept for policies", nil, kept, true},
-		{"its handler deleted after a Disabled", nil, disabled, false},
-		{"never deployed", nil, nil, false},
-		{"another's handler is not its own", elsewhere, disabled, false},
+		{"its handler runs", own, false, nil, true},
+		{"its handler deleted while on", nil, true, nil, true},
+		{"its handler deleted after a decision to stop it", nil, false, kept, false},
+		{"never deployed", nil, false, nil, false},
+		{"another's handler is not its own", elsewhere, false, nil, false},
 	}
 	for _, tt := range tests {
-		c := newCluster(Input{State: State{Handler: tt.handler, Policies: 3, Installed: true}}, tt.previous)
+		network := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": tt.previous}}}
+		c := newCluster(Input{Network: network, State: State{Handler: tt.handler, HandlerOn: tt.handlerOn, Policies: 3, Installed: true}})
 		assert.Equal(t, tt.want, c.Deployed, tt.name)
 		assert.Equal(t, 3, c.Policies, tt.name)
 		assert.True(t, c.Installed, tt.name)

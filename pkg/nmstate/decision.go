@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
-	operv1 "github.com/openshift/api/operator/v1"
 )
 
 // Decision is whether kubernetes-nmstate runs, and why in words a user can act on.
@@ -44,25 +43,6 @@ func decide(cfg Config, c cluster) Decision {
 				strings.TrimSuffix(d.Message, "; "+howToEnable), policyCount(c.Policies))}
 	}
 	return d
-}
-
-// wasOn reports whether previous, the Network's conditions, say that the
-// plugin last decided to run kubernetes-nmstate: its Available condition
-// has a reason that only such a decision gives. That is what cluster.Deployed
-// falls back to when the handler DaemonSet is gone, so that deleting it (or
-// its Namespace) does not turn off a handler kept for policies. An Available
-// written after a failed sync says what runs, not what was decided, and so
-// says nothing here.
-func wasOn(previous []operv1.OperatorCondition) bool {
-	c := find(previous, ConditionAvailable)
-	if c == nil {
-		return false
-	}
-	switch c.Reason {
-	case ReasonPlatformDefault, ReasonUserEnabled, ReasonKeptForExistingPolicies, ReasonDeploying, ReasonNoHandlerNodes:
-		return true
-	}
-	return false
 }
 
 // dependsOnPolicies reports whether d, made with cluster.Deployed and

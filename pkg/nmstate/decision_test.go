@@ -283,37 +283,6 @@ func TestDecideCarriesOverAgainstTheNetwork(t *testing.T) {
 	assert.Contains(t, d.Message, `-p '{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}'`)
 }
 
-func TestWasOn(t *testing.T) {
-	available := func(status operv1.ConditionStatus, reason string) []operv1.OperatorCondition {
-		return []operv1.OperatorCondition{
-			{Type: "Available", Status: operv1.ConditionTrue, Reason: ReasonPlatformDefault},
-			{Type: ConditionAvailable, Status: status, Reason: reason},
-		}
-	}
-	tests := []struct {
-		name     string
-		previous []operv1.OperatorCondition
-		want     bool
-	}{
-		{"no conditions yet", nil, false},
-		{"only CNO's own Available", available(operv1.ConditionTrue, ReasonPlatformDefault)[:1], false},
-		{"on by the platform default", available(operv1.ConditionTrue, ReasonPlatformDefault), true},
-		{"on by the user", available(operv1.ConditionTrue, ReasonUserEnabled), true},
-		{"kept for policies", available(operv1.ConditionTrue, ReasonKeptForExistingPolicies), true},
-		{"on, its handler being recreated", available(operv1.ConditionFalse, ReasonDeploying), true},
-		{"on, no node to run on", available(operv1.ConditionFalse, ReasonNoHandlerNodes), true},
-		{"disabled by the user", available(operv1.ConditionFalse, ReasonUserDisabled), false},
-		{"off by default", available(operv1.ConditionFalse, ReasonPlatformNotDefault), false},
-		{"the gate off", available(operv1.ConditionFalse, ReasonDefaultGateOff), false},
-		{"another manager", available(operv1.ConditionFalse, ReasonManagedElsewhere), false},
-		{"a failed sync says what runs, not what was decided", available(operv1.ConditionTrue, ReasonKeptDeployed), false},
-		{"a bad config", available(operv1.ConditionFalse, ReasonInvalidConfig), false},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, wasOn(tt.previous), tt.name)
-	}
-}
-
 // A decision not to run kubernetes-nmstate restores what is kept on
 // disable only where the plugin installed it, and never under another
 // manager, which renders its own.

@@ -336,7 +336,7 @@ func FuzzDecideRender(f *testing.F) {
 		if standalone {
 			in.State.Other.ManagedBy = standaloneOperator
 		}
-		cluster := newCluster(in, nil)
+		cluster := newCluster(in)
 		require.Equal(t, configv1.PlatformType(platform), cluster.Platform, "the platform as given, known or not")
 
 		spec := map[string]any{"mode": mode}

@@ -46,6 +46,14 @@ const (
 // the plugin's own exists says it deployed kubernetes-nmstate before.
 const PoliciesCRD = "nodenetworkconfigurationpolicies.nmstate.io"
 
+// HandlerOnAnnotation is on the plugin's PoliciesCRD while the last
+// decision it carried out ran the handler: rendered then, and removed by the
+// server-side apply of a decision that does not. It is the memory that keeps
+// a handler kept for policies through failed syncs, restarts and a deleted
+// DaemonSet or Namespace (State.HandlerOn): the CRD is never pruned, and
+// outlives every policy it could keep enforced.
+const HandlerOnAnnotation = "networkoperator.openshift.io/kubernetes-nmstate-handler-on"
+
 // crdNames are the CRDs that hold users' policies, the policies' first.
 var crdNames = []string{
 	PoliciesCRD,

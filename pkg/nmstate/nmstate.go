@@ -51,7 +51,7 @@ func Render(in Input) Result {
 	if in.State.Err != nil {
 		return Result{Err: in.State.Err}
 	}
-	c := newCluster(in, NetworkConditions(in.Network))
+	c := newCluster(in)
 	d := decideWithCarryOver(cfg, c)
 	objs, err := renderObjects(d, newRenderParams(cfg, c, in.Images), in.ManifestDir)
 	return Result{Decision: d, Objects: objs, Err: err}
@@ -59,10 +59,10 @@ func Render(in Input) Result {
 
 // newCluster gathers what the decision reads of in: the topologies with
 // their defaults, whoever else manages kubernetes-nmstate, whether the
-// plugin runs it (its own handler exists, or previous, the Network's
-// conditions, say it last decided so), how many policies it would leave
-// unenforced, and whether it was installed.
-func newCluster(in Input, previous []operv1.OperatorCondition) cluster {
+// plugin runs it (its own handler exists, or the policies CRD says it last
+// decided so), how many policies it would leave unenforced, and whether it
+// was installed.
+func newCluster(in Input) cluster {
 	infra, state := in.Infrastructure, in.State
 	c := cluster{
 		Platform:               infra.Platform,
@@ -73,7 +73,7 @@ func newCluster(in Input, previous []operv1.OperatorCondition) cluster {
 		StandaloneCR:           state.Other.StandaloneCR,
 		OtherHandler:           state.Other.HandlerName,
 		DefaultOnGate:          in.DefaultOnGate,
-		Deployed:               (state.Handler != nil && OwnHandler(state.Handler)) || wasOn(previous),
+		Deployed:               (state.Handler != nil && OwnHandler(state.Handler)) || state.HandlerOn,
 		Policies:               state.Policies,
 		Installed:              state.Installed,
 	}

@@ -73,10 +73,14 @@ func TestRenderInput(t *testing.T) {
 			in: Input{Network: network(nil), Infrastructure: aws, DefaultOnGate: true, Images: images,
 				State: State{Handler: adopted, Policies: 2}},
 			reason: ReasonPlatformNotDefault},
-		{name: "AWS, no handler, but the Network says it last ran it, with policies: kept",
-			in: Input{Network: withConditions(network(nil), operv1.OperatorCondition{Type: ConditionAvailable, Status: operv1.ConditionTrue,
-				Reason: ReasonUserEnabled}), Infrastructure: aws, DefaultOnGate: true, Images: images, State: State{Policies: 2}},
+		{name: "AWS, no handler, but the policies CRD says it last ran it, with policies: kept",
+			in: Input{Network: network(nil), Infrastructure: aws, DefaultOnGate: true, Images: images,
+				State: State{Policies: 2, Installed: true, HandlerOn: true}},
 			reason: ReasonKeptForExistingPolicies, objects: true},
+		{name: "AWS, no handler, the Network's conditions say it ran but the policies CRD does not: off",
+			in: Input{Network: withConditions(network(nil), operv1.OperatorCondition{Type: ConditionAvailable, Status: operv1.ConditionTrue,
+				Reason: ReasonKeptForExistingPolicies}), Infrastructure: aws, DefaultOnGate: true, Images: images, State: State{Policies: 2, Installed: true}},
+			reason: ReasonPlatformNotDefault, objects: true},
 		{name: "AWS, installed before, off: what is kept is restored",
 			in: Input{Network: network(nil), Infrastructure: aws, DefaultOnGate: true, Images: images,
 				State: State{Installed: true}},
@@ -90,7 +94,7 @@ func TestRenderInput(t *testing.T) {
 			assert.Equal(t, tt.objects, len(res.Objects) > 0, "%d objects", len(res.Objects))
 			if tt.errReason == "" {
 				require.NoError(t, res.Err)
-				assert.Equal(t, decideWithCarryOver(mustConfig(t, tt.in.Network), newCluster(tt.in, NetworkConditions(tt.in.Network))), res.Decision)
+				assert.Equal(t, decideWithCarryOver(mustConfig(t, tt.in.Network), newCluster(tt.in)), res.Decision)
 				return
 			}
 			require.Error(t, res.Err)

@@ -207,6 +207,17 @@ func renderObjects(d Decision, p renderParams, manifestDir string) ([]*unstructu
 		objs = slices.DeleteFunc(objs, func(obj *unstructured.Unstructured) bool {
 			return !KeptOnDisable(obj.GroupVersionKind().Group, obj.GetKind(), obj.GetName())
 		})
+		return objs, nil
+	}
+	for _, obj := range objs {
+		if obj.GetKind() == "CustomResourceDefinition" && obj.GetName() == PoliciesCRD {
+			annotations := obj.GetAnnotations()
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[HandlerOnAnnotation] = "true"
+			obj.SetAnnotations(annotations)
+		}
 	}
 	return objs, nil
 }

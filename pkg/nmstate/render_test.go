@@ -367,6 +367,36 @@ func TestRenderRestoreKept(t *testing.T) {
 	assert.ElementsMatch(t, want, got)
 }
 
+// The policies CRD carries HandlerOnAnnotation exactly while the decision
+// runs the handler: rendered when on, left out when off, so that the
+// server-side apply of an off decision removes it. The other CRDs never
+// carry it.
+func TestRenderHandlerOnAnnotation(t *testing.T) {
+	c := haCluster
+	c.Installed = true
+	tests := []struct {
+		name string
+		mode Mode
+		want map[string]string
+	}{
+		{"on", ModeEnabled, map[string]string{PoliciesCRD: "true"}},
+		{"off, what is kept restored", ModeDisabled, map[string]string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, err := renderObjects(decide(Config{Mode: tt.mode}, c), newRenderParams(Config{}, c, Images{Handler: "img", ReleaseVersion: "1"}), manifestDir)
+			require.NoError(t, err)
+			got := map[string]string{}
+			for _, name := range crdNames {
+				if v, ok := findObj(t, objs, "CustomResourceDefinition", "", name).GetAnnotations()[HandlerOnAnnotation]; ok {
+					got[name] = v
+				}
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
 func TestRenderMissingImage(t *testing.T) {
 	d := decide(Config{}, haCluster)
 	objs, err := renderObjects(d, newRenderParams(Config{}, haCluster, Images{Handler: "", ReleaseVersion: "1"}), manifestDir)

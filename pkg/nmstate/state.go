@@ -31,6 +31,10 @@ type State struct {
 	// Installed is whether the plugin's own policies CRD exists: it
 	// deployed kubernetes-nmstate here before.
 	Installed bool
+	// HandlerOn is whether that CRD carries HandlerOnAnnotation: the last
+	// decision the plugin carried out ran the handler, whatever has failed
+	// or been deleted since.
+	HandlerOn bool
 	// Err joins every read that failed. Render then renders nothing, so
 	// that what is deployed stays as it is.
 	Err error

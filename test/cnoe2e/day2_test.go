@@ -13,6 +13,7 @@ import (
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,6 +28,9 @@ import (
 // step makes one with touchCNO rather than wait for CNO's resync):
 //   - kept for policies (BareMetal turned AWS, mode omitted, a policy), the
 //     handler DaemonSet deleted: CNO recreates it, still kept;
+//   - its Namespace held terminating until Available says Failed: once it is
+//     gone, CNO brings the handler back, still kept, and pruned none of its
+//     RBAC meanwhile;
 //   - the owner label removed from the handler DaemonSet: CNO puts it back
 //     and prunes nothing of the running handler;
 //   - deleting a policies CRD is refused by the rendered admission policy;
@@ -53,6 +57,29 @@ func TestDay2Kept(t *testing.T) {
 		}), "CNO did not recreate the kept handler; %s", e.describeConditions())
 		e.waitCondition(4*time.Minute, nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonKeptForExistingPolicies)
 		assert.True(t, e.exists(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment), "the webhook was pruned")
+	})
+
+	t.Run("the kept handler's Namespace terminating past the grace", func(t *testing.T) {
+		binding := &rbacv1.ClusterRoleBinding{}
+		require.True(t, e.exists(binding, "", "nmstate-handler"))
+		ns := &corev1.Namespace{}
+		require.True(t, e.exists(ns, "", nmstate.Namespace))
+		// A finalizer of the test's keeps the emptied Namespace terminating,
+		// so that CNO's creates in it fail past its 2-minute grace and
+		// Available says Failed rather than why the handler runs.
+		require.NoError(t, e.c.Patch(e.ctx(), ns, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":["cnoe2e.cno-nmstate.io/hold"]}}`))))
+		require.NoError(t, e.c.Delete(e.ctx(), ns))
+		e.touchCNO()
+		e.waitCondition(6*time.Minute, nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonFailed)
+		require.NoError(t, e.c.Patch(e.ctx(), ns, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))
+		e.touchCNO()
+		ds := &appsv1.DaemonSet{}
+		require.True(t, waitFor(5*time.Minute, func() bool { return e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) }),
+			"CNO did not bring the kept handler back once its Namespace was gone; %s", e.describeConditions())
+		e.waitCondition(4*time.Minute, nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonKeptForExistingPolicies)
+		now := &rbacv1.ClusterRoleBinding{}
+		require.True(t, e.exists(now, "", "nmstate-handler"), "the kept handler's ClusterRoleBinding was pruned")
+		assert.Equal(t, binding.UID, now.UID, "the kept handler's ClusterRoleBinding was pruned and recreated")
 	})
 
 	t.Run("the handler's owner label removed", func(t *testing.T) {

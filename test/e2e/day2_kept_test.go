@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	operv1 "github.com/openshift/api/operator/v1"
@@ -14,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
@@ -93,6 +96,51 @@ func TestKeptForPoliciesSurvivesDeletion(t *testing.T) {
 	t.Logf("Available meanwhile: %v", reasons)
 	assert.NotContains(t, reasons, nmstate.ReasonPlatformNotDefault, "kubernetes-nmstate was turned off")
 	assert.Equal(t, policy, k.nncpObject("bond0").GetUID(), "the policy is the same object")
+}
+
+// TestKeptForPoliciesSurvivesFailures: a handler kept for a policy, its
+// Namespace stuck terminating (a finalizer of the test's) past the failure
+// grace, so that the conditions say Failed, not why the handler runs. The
+// decision to keep it must outlive that: once the Namespace is gone, the
+// handler comes back, still kept for the policy, and nothing cluster-scoped
+// of it (its RBAC, the webhook configuration) was pruned meanwhile. Before,
+// the memory of "kept" was the Available condition's reason, which a failure
+// overwrites: the next reconcile turned kubernetes-nmstate off on AWS,
+// pruned the handler's RBAC and never brought it back.
+func TestKeptForPoliciesSurvivesFailures(t *testing.T) {
+	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
+	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
+	k.createNetwork(nil)
+	// No grace: the first failure is Degraded, and Available says Failed.
+	k.startHost(func(o *controller.Options) { o.FailureGrace = time.Nanosecond })
+	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
+	k.createPolicy("bond0")
+	k.setPlatform(configv1.AWSPlatformType)
+	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonKeptForExistingPolicies)
+	before := k.waitSnapshot(rendered(t, "", bareMetalHA))
+
+	out, err := k.kubectl("patch", "namespace", nmstate.Namespace, "--type=merge", "-p", `{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`)
+	require.NoError(t, err, out)
+	out, err = k.kubectl("delete", "namespace", nmstate.Namespace, "--wait=false")
+	require.NoError(t, err, out)
+	k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
+	failed := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonFailed)
+	assert.Contains(t, k.conditions()[nmstate.ConditionDegraded].Message, "being terminated", "Available: %+v", failed)
+	history := k.recordEvents(networkList())
+	out, err = k.kubectl("patch", "namespace", nmstate.Namespace, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	require.NoError(t, err, out)
+
+	ds := &appsv1.DaemonSet{}
+	require.True(t, waitUntil(func() bool { return k.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet) }),
+		"the kept handler never came back after its Namespace was gone; conditions: %+v", k.conditions())
+	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonKeptForExistingPolicies)
+	for _, key := range k.lost(before) {
+		inNamespace := strings.Contains(key, " "+nmstate.Namespace+"/") || strings.HasPrefix(key, "Namespace "+nmstate.Namespace+" ")
+		assert.True(t, inNamespace, "a cluster-scoped object was lost: %s", key)
+	}
+	reasons := availableReasons(t, history.stop())
+	t.Logf("Available after the failures: %v", reasons)
+	assert.NotContains(t, reasons, nmstate.ReasonPlatformNotDefault, "kubernetes-nmstate was turned off")
 }
 
 // TestOwnHandlerWithoutItsLabel: the owner label removed from the plugin's
