@@ -31,6 +31,7 @@ const Timeout = 10 * time.Second
 var (
 	policiesResource = schema.GroupVersionResource{Group: "nmstate.io", Version: "v1", Resource: "nodenetworkconfigurationpolicies"}
 	crdGVK           = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+	podListGVK       = schema.GroupVersionKind{Version: "v1", Kind: "PodList"}
 )
 
 // Readers are what Read reads with.
@@ -70,6 +71,18 @@ func Read(ctx context.Context, r Readers) nmstate.State {
 	}
 	if s.Installed, s.HandlerOn, err = installedUnlessDeployed(ctx, r.Live, s.Handler); err != nil {
 		errs = append(errs, err)
+	}
+	// With both workloads gone, what is left of their pods holds up the
+	// removal of their accounts and RBAC. Only then is it counted, and only
+	// where there is anything of the plugin's to remove.
+	switch {
+	case !s.WorkloadsKnown || s.Handler != nil || s.Webhook != nil:
+		s.Pods = -1
+	case s.Installed:
+		if s.Pods, err = CountPods(ctx, r.Live); err != nil {
+			s.Pods = -1
+			errs = append(errs, err)
+		}
 	}
 	s.Err = errors.Join(errs...)
 	return s
@@ -129,6 +142,25 @@ func CountPolicies(ctx context.Context, r dynamic.Interface) (int, error) {
 	case policies.GetContinue() != "":
 		// An API server that gives no count still says more exist: at least
 		// one more, which is what keeping a running handler depends on.
+		n++
+	}
+	return n, nil
+}
+
+// CountPods counts the pods of the plugin's workloads (label
+// app=kubernetes-nmstate in nmstate.Namespace) from one item's metadata and
+// the API server's count of the rest, as CountPolicies does.
+func CountPods(ctx context.Context, r client.Reader) (int, error) {
+	pods := &metav1.PartialObjectMetadataList{}
+	pods.SetGroupVersionKind(podListGVK)
+	if err := r.List(ctx, pods, client.InNamespace(nmstate.Namespace), client.MatchingLabels{"app": "kubernetes-nmstate"}, client.Limit(1)); err != nil {
+		return 0, fmt.Errorf("counting the pods left in %s: %w", nmstate.Namespace, err)
+	}
+	n := len(pods.Items)
+	switch {
+	case pods.GetRemainingItemCount() != nil:
+		n += int(*pods.GetRemainingItemCount())
+	case pods.GetContinue() != "":
 		n++
 	}
 	return n, nil

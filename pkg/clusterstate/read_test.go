@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -151,6 +152,32 @@ func TestCountPolicies(t *testing.T) {
 			} else {
 				require.NoError(t, err)
 			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// CountPods counts the plugin's workloads' pods in its namespace only.
+func TestCountPods(t *testing.T) {
+	pod := func(namespace, app string) client.Object {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: namespace + "-" + app, Labels: map[string]string{"app": app}}}
+	}
+	tests := []struct {
+		name string
+		objs []client.Object
+		want int
+	}{
+		{"none", nil, 0},
+		{"a handler pod ending", []client.Object{pod(nmstate.Namespace, "kubernetes-nmstate")}, 1},
+		{"another app's pod in the namespace", []client.Object{pod(nmstate.Namespace, "kubernetes-nmstate-operator")}, 0},
+		{"the same label elsewhere", []client.Object{pod("openshift-cnv", "kubernetes-nmstate")}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			scheme := runtime.NewScheme()
+			require.NoError(t, corev1.AddToScheme(scheme))
+			got, err := CountPods(t.Context(), fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt.objs...).Build())
+			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
 	}

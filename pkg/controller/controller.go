@@ -162,12 +162,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	// The same bounded reads CNO's Bootstrap makes; the workloads come from
 	// the cache, which holds them anyway.
 	state := clusterstate.Read(ctx, clusterstate.Readers{Workloads: r.client, Live: r.reader, Resources: r.resources})
-	decision, syncErr := r.sync(ctx, network, state)
+	res, syncErr := r.sync(ctx, network, state)
 	var inputErr *nmstate.InputError
 	badInput := errors.As(syncErr, &inputErr)
 	observed, obsErr := r.observe(ctx, network, state)
 	r.mu.Lock()
-	conditions := r.report.Sync(decision, syncErr, observed)
+	conditions := r.report.Sync(res.Decision, syncErr, observed)
 	r.mu.Unlock()
 	if !conditionsUnchanged(observed.Previous, conditions) {
 		// The cache may not hold this host's last write yet: conditions
@@ -199,35 +199,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	case syncErr != nil || obsErr != nil:
 		return reconcile.Result{}, errors.Join(syncErr, obsErr)
 	}
+	if res.RecheckAfter > 0 {
+		return reconcile.Result{RequeueAfter: min(r.opts.RecheckInterval, res.RecheckAfter)}, nil
+	}
 	return reconcile.Result{RequeueAfter: r.opts.RecheckInterval}, nil
 }
 
 // sync decides, renders, applies and prunes. On any input error or failed
 // read it returns before touching the cluster.
-func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructured, state nmstate.State) (nmstate.Decision, error) {
+func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructured, state nmstate.State) (nmstate.Result, error) {
 	infra := &configv1.Infrastructure{}
 	if err := r.client.Get(ctx, client.ObjectKey{Name: clusterName}, infra); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return nmstate.Decision{}, fmt.Errorf("reading infrastructure/cluster: %w", err)
+			return nmstate.Result{}, fmt.Errorf("reading infrastructure/cluster: %w", err)
 		}
 		infra = nil
 	}
 	res := nmstate.Render(nmstate.Input{Network: network, Infrastructure: nmstate.InfrastructureOf(infra), State: state,
 		DefaultOnGate: r.opts.DefaultOnGate, Images: r.opts.Images, ManifestDir: r.opts.ManifestDir})
-	decision, objs := res.Decision, res.Objects
 	if res.Err != nil {
-		return decision, res.Err
+		return res, res.Err
 	}
 	// Apply everything even when one object fails, so each retry makes
 	// progress on all of them; prune only once every apply has succeeded.
 	var errs []error
-	for _, obj := range objs {
+	for _, obj := range res.Objects {
 		if err := r.apply(ctx, obj); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
-		return decision, errors.Join(errs...)
+		return res, errors.Join(errs...)
 	}
-	return decision, r.prune(ctx, objs)
+	return res, r.prune(ctx, res.Objects, res.WorkloadsRemain)
 }

@@ -69,8 +69,9 @@ func OwnedTypes() []client.Object {
 // time, as nmstate.DecidePrune says (CNO's status manager decides with it
 // too): kept kinds are never deleted, nor is anything another controller
 // has adopted (a controller reference): the standalone operator uses the
-// same names. It runs only after every apply succeeded.
-func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstructured) error {
+// same names; nor, while workloadsRemain, any service account or RBAC their
+// pods may run under. It runs only after every apply succeeded.
+func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstructured, workloadsRemain bool) error {
 	want := map[string]bool{}
 	for _, obj := range rendered {
 		want[identity(obj.GroupVersionKind().GroupKind(), obj.GetNamespace(), obj.GetName())] = true
@@ -102,7 +103,7 @@ func (r *Reconciler) prune(ctx context.Context, rendered []*unstructured.Unstruc
 				continue
 			}
 			// The host sets no owner references: any controller is another.
-			switch nmstate.DecidePrune(nmstate.Unrendered{Group: gvk.Group, Kind: gvk.Kind, Name: item.GetName(), Live: item}) {
+			switch nmstate.DecidePrune(nmstate.Unrendered{Group: gvk.Group, Kind: gvk.Kind, Name: item.GetName(), Live: item, WorkloadsRemain: workloadsRemain}) {
 			case nmstate.PruneAdopted:
 				if err := r.release(ctx, gvk, item); err != nil {
 					errs = append(errs, err)

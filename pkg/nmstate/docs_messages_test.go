@@ -83,6 +83,7 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 			Previous: []operv1.OperatorCondition{{Type: ConditionProgressing, Status: operv1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-20 * time.Minute))}}}),
 		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)}),
 		conditionsFor(disabled, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Policies: 1}),
+		conditionsFor(disabled, nil, Observed{WorkloadsKnown: true, Pods: 2, Policies: 1}),
 		conditionsFor(Decision{}, configErr(map[string]any{"mode": "enabled"}), ready),
 		conditionsFor(Decision{}, configErr(map[string]any{"Mode": "Enabled"}), ready),
 		conditionsFor(Decision{}, configErr(map[string]any{"handlerPlacement": map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "windows"}}}), ready),

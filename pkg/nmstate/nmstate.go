@@ -1,6 +1,8 @@
 package nmstate
 
 import (
+	"time"
+
 	configv1 "github.com/openshift/api/config/v1"
 	operv1 "github.com/openshift/api/operator/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,6 +38,17 @@ type Result struct {
 	// missing image. What it deployed before stays as it is, unpruned,
 	// until it renders again.
 	Err error
+	// WorkloadsRemain: the decision does not run the workloads, but they or
+	// their pods remain (State.WorkloadsRemain), so their service accounts
+	// and RBAC are not pruned yet; a consumer passes it to DecidePrune
+	// (Unrendered.WorkloadsRemain). While on, no account is held: one a
+	// release no longer renders is no current pod's.
+	WorkloadsRemain bool
+	// RecheckAfter is RemovalRecheck while the plugin's own workloads are
+	// removed and their last pods end (State.Pods), zero otherwise: their
+	// ending changes nothing a consumer watches, and their accounts and
+	// RBAC go only once it looks again.
+	RecheckAfter time.Duration
 }
 
 // Render decides whether kubernetes-nmstate runs and renders it with CNO's
@@ -54,7 +67,11 @@ func Render(in Input) Result {
 	c := newCluster(in)
 	d := decideWithCarryOver(cfg, c)
 	objs, err := renderObjects(d, newRenderParams(cfg, c, in.Images), in.ManifestDir)
-	return Result{Decision: d, Objects: objs, Err: err}
+	res := Result{Decision: d, Objects: objs, Err: err, WorkloadsRemain: !d.Enabled && in.State.WorkloadsRemain()}
+	if res.WorkloadsRemain && in.State.removing() {
+		res.RecheckAfter = RemovalRecheck
+	}
+	return res
 }
 
 // newCluster gathers what the decision reads of in: the topologies with

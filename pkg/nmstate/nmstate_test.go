@@ -3,6 +3,7 @@ package nmstate
 import (
 	"errors"
 	"testing"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	operv1 "github.com/openshift/api/operator/v1"
@@ -125,4 +126,44 @@ func TestNetworkConditions(t *testing.T) {
 	got := NetworkConditions(n)
 	require.Len(t, got, 1, "what does not parse is left out: %+v", got)
 	assert.Equal(t, operv1.OperatorCondition{Type: ConditionAvailable, Status: operv1.ConditionTrue, Reason: ReasonUserEnabled, Message: "m"}, got[0])
+}
+
+// While the decision does not run the workloads, what is left of them (the
+// workloads, deleted or adopted, or their pods) holds their accounts and
+// RBAC back; while the plugin's own go and their last pods end, the
+// consumer looks again soon, but not for another's or one a finalizer
+// holds. While on, nothing is held.
+func TestRenderWorkloadsRemain(t *testing.T) {
+	ownHandler := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: HandlerDaemonSet}}
+	webhook := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: WebhookDeployment}}
+	adopted := ownHandler.DeepCopy()
+	adopted.OwnerReferences = []metav1.OwnerReference{{APIVersion: "nmstate.io/v1", Kind: "NMState", Name: "nmstate", UID: "u", Controller: ptr.To(true)}}
+	finalized := ownHandler.DeepCopy()
+	finalized.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	finalized.Finalizers = []string{"example.com/hold"}
+	disabled := map[string]any{"kubernetesNMState": map[string]any{"mode": "Disabled"}}
+	tests := []struct {
+		name    string
+		spec    map[string]any
+		state   State
+		remain  bool
+		recheck time.Duration
+	}{
+		{"off, nothing left", disabled, State{Installed: true}, false, 0},
+		{"off, the handler still there", disabled, State{Installed: true, Handler: ownHandler, Pods: -1}, true, RemovalRecheck},
+		{"off, the webhook still there", disabled, State{Installed: true, Webhook: webhook, Pods: -1}, true, RemovalRecheck},
+		{"off, both gone, 3 pods ending", disabled, State{Installed: true, Pods: 3}, true, RemovalRecheck},
+		{"off, the handler adopted by another manager", disabled, State{Installed: true, Handler: adopted, Pods: -1}, true, 0},
+		{"off, the handler held by a finalizer", disabled, State{Installed: true, Handler: finalized, Pods: -1}, true, 0},
+		{"on", nil, State{Installed: true, Handler: ownHandler, Webhook: webhook, Pods: -1}, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Render(Input{Network: network(tt.spec), Infrastructure: Infrastructure{Platform: configv1.BareMetalPlatformType},
+				DefaultOnGate: true, Images: Images{Handler: "img"}, State: tt.state, ManifestDir: manifestDir})
+			require.NoError(t, res.Err)
+			assert.Equal(t, tt.remain, res.WorkloadsRemain)
+			assert.Equal(t, tt.recheck, res.RecheckAfter)
+		})
+	}
 }

@@ -59,6 +59,9 @@ type Unrendered struct {
 	// RenderFailed: the plugin could not render at all (bad input, a failed
 	// read), so nothing it deployed may go.
 	RenderFailed bool
+	// WorkloadsRemain is Result.WorkloadsRemain: a service account or RBAC
+	// object waits until no workload or pod is left that may run under it.
+	WorkloadsRemain bool
 	// OwnController tells the consumer's own controller reference from
 	// another's: CNO sets one to network.operator/cluster
 	// (IsOperatorConfig); the host sets none. Nil: no reference is the
@@ -78,7 +81,7 @@ func DecidePrune(u Unrendered) PruneAction {
 			return PruneAdopted
 		}
 	}
-	if action, ok := PruneWithoutReading(u.Group, u.Kind, u.Name, u.RenderFailed); ok {
+	if action, ok := PruneWithoutReading(u); ok {
 		return action
 	}
 	if u.ReadFailed {
@@ -96,17 +99,30 @@ func DecidePrune(u Unrendered) PruneAction {
 // PruneWithoutReading is DecidePrune's answer when the object as the API
 // server holds it cannot change it, for a consumer that keeps an adopted
 // object as it keeps any other (CNO's status manager does): such a consumer
-// then makes no read. What KeptOnDisable names is kept, and nothing goes
-// while the plugin could not render. ok is false when only the live object
-// tells.
-func PruneWithoutReading(group, kind, name string, renderFailed bool) (action PruneAction, ok bool) {
+// then makes no read, and leaves u.Live unset. What KeptOnDisable names is
+// kept, nothing goes while the plugin could not render, and a service
+// account or RBAC object waits while workloads remain. ok is false when only
+// the live object tells.
+func PruneWithoutReading(u Unrendered) (action PruneAction, ok bool) {
 	switch {
-	case KeptOnDisable(group, kind, name):
+	case KeptOnDisable(u.Group, u.Kind, u.Name):
 		return PruneKeep, true
-	case renderFailed:
+	case u.RenderFailed, u.WorkloadsRemain && grantsAccess(u.Group, u.Kind):
 		return PruneLater, true
 	}
 	return PruneDelete, false
+}
+
+// grantsAccess reports whether objects of the kind give the workloads' pods
+// their identity or permissions: a service account, or RBAC.
+func grantsAccess(group, kind string) bool {
+	switch {
+	case group == "" && kind == "ServiceAccount":
+		return true
+	case group == "rbac.authorization.k8s.io":
+		return kind == "Role" || kind == "RoleBinding" || kind == "ClusterRole" || kind == "ClusterRoleBinding"
+	}
+	return false
 }
 
 // IsOperatorConfig reports whether ref is CNO's controller reference, to

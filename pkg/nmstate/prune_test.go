@@ -58,6 +58,7 @@ func TestDecidePrune(t *testing.T) {
 		group, kind, objName     string
 		live                     *metav1.ObjectMeta
 		readFailed, renderFailed bool
+		workloadsRemain          bool
 		want                     PruneAction
 	}{
 		{name: "ours, controlled by the Network", group: "apps", kind: "DaemonSet", live: obj(true, network), want: PruneDelete},
@@ -80,6 +81,17 @@ func TestDecidePrune(t *testing.T) {
 				OwnerReferences: []metav1.OwnerReference{nmstateCR}}, want: PruneAdopted},
 		{name: "the handler's role is not", group: "rbac.authorization.k8s.io", kind: "ClusterRole", objName: "nmstate-handler",
 			live: &metav1.ObjectMeta{Name: "nmstate-handler", Labels: map[string]string{OwnerLabel: PluginVersion}}, want: PruneDelete},
+		{name: "the handler's role, its pods still there: later", group: "rbac.authorization.k8s.io", kind: "ClusterRole",
+			live: &metav1.ObjectMeta{Name: "nmstate-handler", Labels: map[string]string{OwnerLabel: PluginVersion}}, workloadsRemain: true, want: PruneLater},
+		{name: "the handler's account, its pods still there: later", kind: "ServiceAccount",
+			live: &metav1.ObjectMeta{Name: "nmstate-handler", Namespace: Namespace, Labels: map[string]string{OwnerLabel: PluginVersion}}, workloadsRemain: true, want: PruneLater},
+		{name: "each binding, its pods still there: later", group: "rbac.authorization.k8s.io", kind: "RoleBinding",
+			live: &metav1.ObjectMeta{Name: "nmstate-handler", Namespace: Namespace, Labels: map[string]string{OwnerLabel: PluginVersion}}, workloadsRemain: true, want: PruneLater},
+		{name: "the handler's account adopted while its pods run: released, not deleted", kind: "ServiceAccount",
+			live: &metav1.ObjectMeta{Name: "nmstate-handler", Namespace: Namespace, Labels: map[string]string{OwnerLabel: PluginVersion},
+				OwnerReferences: []metav1.OwnerReference{nmstateCR}}, workloadsRemain: true, want: PruneAdopted},
+		{name: "a workload goes while pods remain", group: "apps", kind: "Deployment", live: obj(true, network), workloadsRemain: true, want: PruneDelete},
+		{name: "a Service goes while pods remain", kind: "Service", objName: "nmstate-webhook", workloadsRemain: true, want: PruneDelete},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,11 +103,13 @@ func TestDecidePrune(t *testing.T) {
 			if name == "" {
 				name = HandlerDaemonSet
 			}
-			got := DecidePrune(Unrendered{Group: tt.group, Kind: tt.kind, Name: name, Live: live,
-				ReadFailed: tt.readFailed, RenderFailed: tt.renderFailed, OwnController: isNetwork})
+			u := Unrendered{Group: tt.group, Kind: tt.kind, Name: name, Live: live,
+				ReadFailed: tt.readFailed, RenderFailed: tt.renderFailed, WorkloadsRemain: tt.workloadsRemain, OwnController: isNetwork}
+			got := DecidePrune(u)
 			assert.Equal(t, tt.want, got, "got %s, want %s", got, tt.want)
 			// Without the read, the same answer, but an adoption: kept all the same.
-			if unread, ok := PruneWithoutReading(tt.group, tt.kind, name, tt.renderFailed); ok && got == PruneAdopted {
+			u.Live, u.ReadFailed = nil, false
+			if unread, ok := PruneWithoutReading(u); ok && got == PruneAdopted {
 				assert.NotEqual(t, PruneDelete, unread, "an adopted object deleted without a read")
 			} else if ok {
 				assert.Equal(t, got, unread, "without the read: got %s, want %s", unread, got)
@@ -111,6 +125,7 @@ func TestPruneWithoutReading(t *testing.T) {
 		name                string
 		group, kind, object string
 		renderFailed        bool
+		workloadsRemain     bool
 		want                PruneAction
 		wantOK              bool
 	}{
@@ -121,10 +136,17 @@ func TestPruneWithoutReading(t *testing.T) {
 			renderFailed: true, want: PruneKeep, wantOK: true},
 		{name: "the Namespace", kind: "Namespace", object: Namespace, want: PruneKeep, wantOK: true},
 		{name: "the handler's role", group: "rbac.authorization.k8s.io", kind: "ClusterRole", object: "nmstate-handler"},
+		{name: "the handler's role, its pods still there", group: "rbac.authorization.k8s.io", kind: "ClusterRole", object: "nmstate-handler",
+			workloadsRemain: true, want: PruneLater, wantOK: true},
+		{name: "the handler's account, its pods still there", kind: "ServiceAccount", object: "nmstate-handler",
+			workloadsRemain: true, want: PruneLater, wantOK: true},
+		{name: "the reader role, its pods still there: kept as ever", group: "rbac.authorization.k8s.io", kind: "ClusterRole", object: ClusterReaderRole,
+			workloadsRemain: true, want: PruneKeep, wantOK: true},
+		{name: "a workload while pods remain: read it", group: "apps", kind: "DaemonSet", object: HandlerDaemonSet, workloadsRemain: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := PruneWithoutReading(tt.group, tt.kind, tt.object, tt.renderFailed)
+			got, ok := PruneWithoutReading(Unrendered{Group: tt.group, Kind: tt.kind, Name: tt.object, RenderFailed: tt.renderFailed, WorkloadsRemain: tt.workloadsRemain})
 			assert.Equal(t, tt.wantOK, ok)
 			if tt.wantOK {
 				assert.Equal(t, tt.want, got, "got %s, want %s", got, tt.want)

@@ -35,6 +35,13 @@ type State struct {
 	// decision the plugin carried out ran the handler, whatever has failed
 	// or been deleted since.
 	HandlerOn bool
+	// Pods is how many pods of the plugin's workloads (label
+	// app=kubernetes-nmstate in Namespace) still exist once the handler
+	// DaemonSet and the webhook Deployment are both gone: their service
+	// accounts and RBAC stay until none is left. Counted only then, and
+	// only where the plugin was installed (0 where it was not); -1 when a
+	// workload was there, so they were not counted.
+	Pods int
 	// Err joins every read that failed. Render then renders nothing, so
 	// that what is deployed stays as it is.
 	Err error
@@ -61,12 +68,37 @@ type Other struct {
 	Handler     *appsv1.DaemonSet
 }
 
+// WorkloadsRemain reports whether anything of the workloads may still run
+// under the plugin's service accounts: the handler DaemonSet or the webhook
+// Deployment exists (whoever controls it now, deleted or not), or pods of
+// them do. While they do, no account or RBAC of theirs is pruned
+// (Unrendered.WorkloadsRemain): a running pod whose account is deleted has
+// its token refused, and one recreated under the same name has a new UID,
+// which the token does not name.
+func (s State) WorkloadsRemain() bool {
+	return s.Handler != nil || s.Webhook != nil || s.Pods != 0
+}
+
+// removing reports whether the plugin's own workloads are going: they are
+// there and not deleted yet (a sync that does not run them deletes them),
+// or their last pods end. Another manager's workloads, and ones a finalizer
+// holds, end when someone else acts, which a consumer sees by its watches.
+func (s State) removing() bool {
+	pending := func(o metav1.Object) bool { return ownedByPlugin(o) && o.GetDeletionTimestamp() == nil }
+	return s.Pods > 0 || (s.Handler != nil && pending(s.Handler)) || (s.Webhook != nil && pending(s.Webhook))
+}
+
+// RemovalRecheck is Result.RecheckAfter while the last pods of removed
+// workloads end.
+const RemovalRecheck = 10 * time.Second
+
 // Observed is the state as the Reporter reads it, with the Network's
 // conditions now, previous.
 func (s State) Observed(previous []operv1.OperatorCondition, now time.Time) Observed {
 	return Observed{
 		Handler:        s.Handler,
 		Webhook:        s.Webhook,
+		Pods:           s.Pods,
 		WorkloadsKnown: s.WorkloadsKnown,
 		Policies:       s.Policies,
 		OtherHandler:   s.Other.Handler,
@@ -84,9 +116,13 @@ func (s State) Observed(previous []operv1.OperatorCondition, now time.Time) Obse
 // is back with the next apply, and taking the plugin's own handler for
 // another's would prune its account and RBAC from under its running pods.
 func OwnHandler(ds metav1.Object) bool {
-	if ds.GetNamespace() != Namespace || ds.GetName() != HandlerDaemonSet {
-		return false
-	}
-	owner := metav1.GetControllerOf(ds)
+	return ds.GetNamespace() == Namespace && ds.GetName() == HandlerDaemonSet && ownedByPlugin(ds)
+}
+
+// ownedByPlugin reports whether no controller but the consumer's (CNO's
+// reference to network.operator/cluster, or none from the host) controls
+// o: the standalone operator takes its objects over under the same names.
+func ownedByPlugin(o metav1.Object) bool {
+	owner := metav1.GetControllerOf(o)
 	return owner == nil || IsOperatorConfig(*owner)
 }

@@ -19,6 +19,9 @@ const RolloutHungAfter = 15 * time.Minute
 type Observed struct {
 	Handler *appsv1.DaemonSet  // nil when absent
 	Webhook *appsv1.Deployment // nil when absent
+	// Pods is State.Pods: the pods left of workloads already deleted, or
+	// -1 when the workloads were there as the sync read them.
+	Pods int
 	// WorkloadsKnown is false when the workloads could not be read:
 	// Available and Progressing then keep what they said, since nil
 	// workloads would read as "not created" while the handler runs.
@@ -141,8 +144,18 @@ func steady(d Decision, o Observed, r rollout) []operv1.OperatorCondition {
 				"; fix its node selector and tolerations, or remove it so that the Cluster Network Operator deploys its own")
 		}
 		progressing := cond(ConditionProgressing, operv1.ConditionFalse, ReasonAsExpected, "")
-		if o.Handler != nil || o.Webhook != nil {
-			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving, "removing the kubernetes-nmstate handler and webhook")
+		switch {
+		case o.Handler != nil || o.Webhook != nil:
+			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving,
+				"removing the kubernetes-nmstate handler and webhook; their service accounts and RBAC go once their pods are gone")
+		case o.Pods > 0:
+			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving, fmt.Sprintf(
+				"waiting for %s of the removed kubernetes-nmstate workloads to end: their service accounts and RBAC go once they are gone; see them with: oc -n %s get pods -l app=kubernetes-nmstate",
+				podCount(o.Pods), Namespace))
+		case o.Pods < 0:
+			// Gone since the sync read them, which counted no pods.
+			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving,
+				"removing the kubernetes-nmstate handler and webhook; their service accounts and RBAC go once their pods are gone")
 		}
 		return []operv1.OperatorCondition{cond(ConditionAvailable, operv1.ConditionFalse, d.Reason, msg), progressing, degraded}
 	}
@@ -246,6 +259,14 @@ func otherHandlerIdle(o Observed) (string, bool) {
 		what = unenforcedCount(o.Policies)
 	}
 	return fmt.Sprintf("DaemonSet %s/%s runs on no node, so nobody runs a kubernetes-nmstate handler and %s", ds.Namespace, ds.Name, what), true
+}
+
+// podCount is "1 pod" or "n pods".
+func podCount(n int) string {
+	if n == 1 {
+		return "1 pod"
+	}
+	return fmt.Sprintf("%d pods", n)
 }
 
 // unenforced says how many policies no handler enforces, when any do exist.

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -111,14 +112,24 @@ func deployedOnBareMetal(t *testing.T, o options) (*env, map[object]types.UID, t
 // and the webhook and keeps the CRDs, the Namespace, the admission policy,
 // the reader role and every policy.
 //
-// The handler's ServiceAccount is adopted by another controller between
-// CNO's read that decided to prune it and its delete (the proxy adopts it
-// as the delete arrives): the delete carries the UID and resourceVersion it
-// was decided on, so the API server refuses it, and the account stays with
-// its new owner.
+// One handler pod cannot end yet (a finalizer of the test's holds it): the
+// handler's ServiceAccount and ClusterRoleBinding stay while it is there,
+// and Progressing names it. Once it is gone, CNO deletes the account; the
+// proxy has another controller adopt it between CNO's read that decided to
+// prune it and its delete: the delete carries the UID and resourceVersion
+// it was decided on, so the API server refuses it, and the account stays
+// with its new owner.
 func TestDisable(t *testing.T) {
 	e, deployed, policy := deployedOnBareMetal(t, options{})
 	kept := keptObjects(deployed)
+	pods := &corev1.PodList{}
+	require.NoError(t, e.c.List(e.ctx(), pods, client.InNamespace(nmstate.Namespace), client.MatchingLabels{"component": "kubernetes-nmstate-handler"}))
+	require.NotEmpty(t, pods.Items)
+	held := &pods.Items[0]
+	const holdFinalizer = "cnoe2e.cno-nmstate.io/hold"
+	require.NoError(t, e.c.Patch(e.ctx(), held, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`))))
+	binding := &rbacv1.ClusterRoleBinding{}
+	require.True(t, e.exists(binding, "", "nmstate-handler"))
 	// The handler's ServiceAccount is named as its DaemonSet.
 	account := "/api/v1/namespaces/" + nmstate.Namespace + "/serviceaccounts/" + nmstate.HandlerDaemonSet
 	var adopted atomic.Bool
@@ -146,8 +157,22 @@ func TestDisable(t *testing.T) {
 	assert.Contains(t, removed, "apps/DaemonSet "+nmstate.Namespace+"/"+nmstate.HandlerDaemonSet+" deleted")
 	assert.Contains(t, removed, "apps/Deployment "+nmstate.Namespace+"/"+nmstate.WebhookDeployment+" deleted")
 
+	require.True(t, e.exists(&corev1.Pod{}, nmstate.Namespace, held.Name), "the held handler pod is gone")
+	assert.False(t, adopted.Load(), "CNO deleted the handler's ServiceAccount while one of its pods was still there")
+	now := &rbacv1.ClusterRoleBinding{}
+	require.True(t, e.exists(now, "", "nmstate-handler"), "CNO deleted the handler's ClusterRoleBinding while one of its pods was still there")
+	assert.Equal(t, binding.UID, now.UID)
+	var progressing operv1.OperatorCondition
+	require.True(t, waitFor(time.Minute, func() bool {
+		progressing = e.operatorConditions()[nmstate.ConditionProgressing]
+		return progressing.Reason == nmstate.ReasonRemoving && strings.Contains(progressing.Message, "waiting for 1 pod of")
+	}), "Progressing never said which pod holds up the removal; last: %+v", progressing)
+
+	require.NoError(t, e.c.Patch(e.ctx(), held, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))
+	require.True(t, waitFor(time.Minute, adopted.Load), "CNO never tried to delete the handler's ServiceAccount once its last pod was gone; %s", e.describeConditions())
+	require.True(t, waitFor(time.Minute, func() bool { return !e.exists(&rbacv1.ClusterRoleBinding{}, "", "nmstate-handler") }),
+		"CNO did not delete the handler's ClusterRoleBinding once its last pod was gone")
 	e.proxy.SetFault(nil)
-	require.True(t, adopted.Load(), "CNO never tried to delete the handler's ServiceAccount")
 	require.NoError(t, adoptErr, "adopting the handler's ServiceAccount")
 	sa := &corev1.ServiceAccount{}
 	require.True(t, e.exists(sa, nmstate.Namespace, nmstate.HandlerDaemonSet), "CNO deleted the ServiceAccount adopted after its read")

@@ -13,10 +13,12 @@ import (
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
@@ -207,4 +209,52 @@ func (k *cluster) waitAvailableContaining(text string) operv1.OperatorCondition 
 		return strings.Contains(c.Message, text)
 	}), "Available never said %q: %+v", text, c)
 	return c
+}
+
+// TestAccountsOutliveTheirPods: disabled while a handler pod cannot end yet
+// (a finalizer of the test's holds it), the handler's ServiceAccount and
+// RBAC stay, and Progressing says which pods hold them up; once the pod is
+// gone, they go. Before, they were deleted in the same pass as the
+// DaemonSet, under pods still shutting down, whose tokens the API server
+// then refused.
+func TestAccountsOutliveTheirPods(t *testing.T) {
+	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
+	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
+	k.createNetwork(nil)
+	k.startHost()
+	k.waitOperandsSettled(6, 2)
+	account, binding := &corev1.ServiceAccount{}, &rbacv1.ClusterRoleBinding{}
+	require.True(t, k.exists(account, nmstate.Namespace, "nmstate-handler"))
+	require.True(t, k.exists(binding, "", "nmstate-handler"))
+	pod := k.livePods(nmstate.HandlerDaemonSet)[0]
+	out, err := k.kubectl("-n", nmstate.Namespace, "patch", "pod", pod.Name, "--type=merge", "-p", `{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`)
+	require.NoError(t, err, out)
+
+	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
+	k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
+	k.waitGone(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment)
+	// The pass that deleted the workloads, and the ones after, left both.
+	requireKept := func() {
+		t.Helper()
+		for _, obj := range []client.Object{account, binding} {
+			now := obj.DeepCopyObject().(client.Object)
+			require.True(t, k.exists(now, obj.GetNamespace(), obj.GetName()), "%T %s was pruned under a running pod", obj, obj.GetName())
+			assert.Equal(t, obj.GetUID(), now.GetUID(), "%T %s was recreated", obj, obj.GetName())
+			assert.Nil(t, now.GetDeletionTimestamp(), "%T %s is being deleted", obj, obj.GetName())
+		}
+	}
+	requireKept()
+	var progressing operv1.OperatorCondition
+	require.True(t, waitUntil(func() bool {
+		progressing = k.conditions()[nmstate.ConditionProgressing]
+		return progressing.Reason == nmstate.ReasonRemoving && strings.Contains(progressing.Message, "waiting for 1 pod of")
+	}), "Progressing never said which pod holds up the removal; last: %+v", progressing)
+	require.True(t, k.exists(&corev1.Pod{}, nmstate.Namespace, pod.Name), "the held pod is gone")
+	requireKept()
+
+	out, err = k.kubectl("-n", nmstate.Namespace, "patch", "pod", pod.Name, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	require.NoError(t, err, out)
+	k.waitGone(&corev1.ServiceAccount{}, nmstate.Namespace, "nmstate-handler")
+	k.waitGone(&rbacv1.ClusterRoleBinding{}, "", "nmstate-handler")
+	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 }
