@@ -38,10 +38,14 @@ const (
 
 // Reasons of what the workloads show, and of a failure within its grace.
 const (
-	ReasonAsExpected     = "AsExpected"
-	ReasonDeploying      = "Deploying"
-	ReasonRollingOut     = "RollingOut"
-	ReasonRolloutHung    = "RolloutHung"
+	ReasonAsExpected  = "AsExpected"
+	ReasonDeploying   = "Deploying"
+	ReasonRollingOut  = "RollingOut"
+	ReasonRolloutHung = "RolloutHung"
+	// ReasonRemovalHung: the workloads, or their last pods, have not gone
+	// in RolloutHungAfter since the decision turned off (a finalizer holds
+	// them, say); the message names what holds them.
+	ReasonRemovalHung    = "RemovalHung"
 	ReasonRemoving       = "Removing"
 	ReasonNoHandlerNodes = "NoHandlerNodes"
 	ReasonKeptDeployed   = "KeptDeployed"

@@ -40,6 +40,9 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 	otherHandler.OtherHandler = "openshift-cnv/nmstate-handler"
 	idleOther := handler(1, 1, 0, 0, 0)
 	idleOther.Namespace, idleOther.Name = "openshift-cnv", "nmstate-handler"
+	held := handler(1, 1, 3, 3, 3)
+	held.DeletionTimestamp = &metav1.Time{Time: now.Add(-20 * time.Minute)}
+	held.Finalizers = []string{"example.com/cleanup"}
 	awsRunning := ha(configv1.AWSPlatformType)
 	awsRunning.Deployed, awsRunning.Policies = true, 14
 
@@ -84,6 +87,8 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)}),
 		conditionsFor(disabled, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Policies: 1}),
 		conditionsFor(disabled, nil, Observed{WorkloadsKnown: true, Pods: 2, Policies: 1}),
+		conditionsFor(disabled, nil, Observed{WorkloadsKnown: true, Handler: held, Policies: 1, Now: now,
+			Previous: []operv1.OperatorCondition{{Type: ConditionProgressing, Status: operv1.ConditionTrue, Reason: ReasonRemoving, LastTransitionTime: metav1.NewTime(now.Add(-20 * time.Minute))}}}),
 		conditionsFor(Decision{}, configErr(map[string]any{"mode": "enabled"}), ready),
 		conditionsFor(Decision{}, configErr(map[string]any{"Mode": "Enabled"}), ready),
 		conditionsFor(Decision{}, configErr(map[string]any{"handlerPlacement": map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "windows"}}}), ready),

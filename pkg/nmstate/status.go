@@ -2,6 +2,7 @@ package nmstate
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	operv1 "github.com/openshift/api/operator/v1"
@@ -136,6 +137,9 @@ func steady(d Decision, o Observed, r rollout) []operv1.OperatorCondition {
 		degraded := asExpected
 		if d.Reason != ReasonManagedElsewhere {
 			msg = unenforced(o.Policies) + msg
+			if running := stillRunning(o.Handler); running != "" {
+				msg = running + d.Message
+			}
 		} else if idle, ok := otherHandlerIdle(o); ok {
 			// Still aside: the other handler may be scheduled at any time,
 			// and two handlers on a node must never run.
@@ -146,8 +150,11 @@ func steady(d Decision, o Observed, r rollout) []operv1.OperatorCondition {
 		progressing := cond(ConditionProgressing, operv1.ConditionFalse, ReasonAsExpected, "")
 		switch {
 		case o.Handler != nil || o.Webhook != nil:
-			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving,
-				"removing the kubernetes-nmstate handler and webhook; their service accounts and RBAC go once their pods are gone")
+			msg := "removing the kubernetes-nmstate handler and webhook"
+			if held, _ := heldBy(o); held != "" {
+				msg += ": " + held
+			}
+			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving, cut(msg+"; their service accounts and RBAC go once their pods are gone", maxMessage))
 		case o.Pods > 0:
 			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving, fmt.Sprintf(
 				"waiting for %s of the removed kubernetes-nmstate workloads to end: their service accounts and RBAC go once they are gone; see them with: oc -n %s get pods -l app=kubernetes-nmstate",
@@ -156,6 +163,9 @@ func steady(d Decision, o Observed, r rollout) []operv1.OperatorCondition {
 			// Gone since the sync read them, which counted no pods.
 			progressing = cond(ConditionProgressing, operv1.ConditionTrue, ReasonRemoving,
 				"removing the kubernetes-nmstate handler and webhook; their service accounts and RBAC go once their pods are gone")
+		}
+		if since, hung := hungSince(o); hung && progressing.Reason == ReasonRemoving && d.Reason != ReasonManagedElsewhere {
+			degraded = removalHung(o, since)
 		}
 		return []operv1.OperatorCondition{cond(ConditionAvailable, operv1.ConditionFalse, d.Reason, msg), progressing, degraded}
 	}
@@ -259,6 +269,57 @@ func otherHandlerIdle(o Observed) (string, bool) {
 		what = unenforcedCount(o.Policies)
 	}
 	return fmt.Sprintf("DaemonSet %s/%s runs on no node, so nobody runs a kubernetes-nmstate handler and %s", ds.Namespace, ds.Name, what), true
+}
+
+// stillRunning says so when the handler DaemonSet being removed still
+// serves from some node (a finalizer holds it, or its deletion has not been
+// carried out yet): policies are then still enforced there.
+func stillRunning(ds *appsv1.DaemonSet) string {
+	if ds == nil || ds.Status.NumberAvailable == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the kubernetes-nmstate handler still runs on %d nodes until its DaemonSet is removed; ", ds.Status.NumberAvailable)
+}
+
+// heldBy names the workloads being deleted that finalizers keep, with
+// their finalizers, and the command that lets the first of them go; empty
+// when none is.
+func heldBy(o Observed) (held, command string) {
+	type workload struct {
+		kind string
+		obj  metav1.Object
+	}
+	var present []workload
+	if o.Handler != nil {
+		present = append(present, workload{"daemonset", o.Handler})
+	}
+	if o.Webhook != nil {
+		present = append(present, workload{"deployment", o.Webhook})
+	}
+	var names []string
+	for _, w := range present {
+		if w.obj.GetDeletionTimestamp() == nil || len(w.obj.GetFinalizers()) == 0 {
+			continue
+		}
+		names = append(names, fmt.Sprintf("%s %s is held by finalizers %s", w.kind, w.obj.GetName(), boundedName(strings.Join(w.obj.GetFinalizers(), ", "))))
+		if command == "" {
+			command = fmt.Sprintf("oc -n %s patch %s %s --type=merge -p '{\"metadata\":{\"finalizers\":null}}'", Namespace, w.kind, w.obj.GetName())
+		}
+	}
+	return strings.Join(names, "; "), command
+}
+
+// removalHung is Degraded once a removal has lasted RolloutHungAfter: what
+// is left, and what to do about it.
+func removalHung(o Observed, since time.Time) operv1.OperatorCondition {
+	what := fmt.Sprintf("the handler DaemonSet or webhook Deployment is still there; check them with: oc -n %s get daemonset,deployment -o yaml", Namespace)
+	if held, command := heldBy(o); held != "" {
+		what = held + "; if nothing else removes them: " + command
+	} else if o.Pods > 0 {
+		what = fmt.Sprintf("%s of the removed workloads have not ended; see them with: oc -n %s get pods -l app=kubernetes-nmstate", podCount(o.Pods), Namespace)
+	}
+	return cond(ConditionDegraded, operv1.ConditionTrue, ReasonRemovalHung, cut(fmt.Sprintf(
+		"the removal of kubernetes-nmstate has lasted over %s, since %s: %s", RolloutHungAfter, since.UTC().Format(time.RFC3339), what), maxMessage))
 }
 
 // podCount is "1 pod" or "n pods".

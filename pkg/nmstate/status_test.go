@@ -53,6 +53,9 @@ func TestConditions(t *testing.T) {
 		ds.Namespace = "openshift-cnv"
 		return ds
 	}
+	held := handler(1, 1, 6, 6, 6)
+	held.DeletionTimestamp = &metav1.Time{Time: now.Add(-time.Minute)}
+	held.Finalizers = []string{"example.com/cleanup"}
 	badConfig := &InputError{Reason: ReasonInvalidConfig, Err: errors.New(`spec.kubernetesNMState.mode is "enabled"`)}
 
 	tests := []struct {
@@ -121,6 +124,22 @@ func TestConditions(t *testing.T) {
 			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
 			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonRolloutHung, []string{"has not finished in over 15m0s, since 2026-12-02T11:20:00Z", "handler ready on 3 of 5 nodes", "oc -n openshift-nmstate get pods"}}},
+		{name: "disabled, the handler held by a finalizer: it still runs, and Progressing says what holds it", decision: disabled,
+			observed:    Observed{WorkloadsKnown: true, Handler: held, Pods: -1, Policies: 2, Previous: progressingSince(5 * time.Minute), Now: now},
+			available:   want{operv1.ConditionFalse, ReasonUserDisabled, []string{"the kubernetes-nmstate handler still runs on 6 nodes until its DaemonSet is removed; kubernetes-nmstate is disabled"}},
+			progressing: want{operv1.ConditionTrue, ReasonRemoving, []string{`daemonset nmstate-handler is held by finalizers "example.com/cleanup"`}},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "disabled, the handler held by a finalizer for over 15 minutes", decision: disabled,
+			observed:    Observed{WorkloadsKnown: true, Handler: held, Pods: -1, Policies: 2, Previous: progressingSince(16 * time.Minute), Now: now},
+			available:   want{operv1.ConditionFalse, ReasonUserDisabled, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRemoving, nil},
+			degrade: want{operv1.ConditionTrue, ReasonRemovalHung, []string{"has lasted over 15m0s, since 2026-12-02T11:44:00Z", "held by finalizers",
+				`oc -n openshift-nmstate patch daemonset nmstate-handler --type=merge -p '{"metadata":{"finalizers":null}}'`}}},
+		{name: "disabled, pods left for over 15 minutes", decision: disabled,
+			observed:    Observed{WorkloadsKnown: true, Pods: 2, Previous: progressingSince(16 * time.Minute), Now: now},
+			available:   want{operv1.ConditionFalse, ReasonUserDisabled, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRemoving, nil},
+			degrade:     want{operv1.ConditionTrue, ReasonRemovalHung, []string{"2 pods of the removed workloads have not ended"}}},
 		{name: "no node matches the selector", decision: enabled, observed: Observed{WorkloadsKnown: true, Handler: handler(1, 1, 0, 0, 0), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionFalse, ReasonNoHandlerNodes, nil},
 			progressing: want{operv1.ConditionFalse, ReasonNoHandlerNodes, nil},

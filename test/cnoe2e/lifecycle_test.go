@@ -181,6 +181,51 @@ func TestDisable(t *testing.T) {
 	assert.Equal(t, "NMState", owner.Kind, "the ServiceAccount keeps its new owner")
 }
 
+// TestDisableHeldByFinalizer (scenario m): a finalizer someone else put on
+// the handler DaemonSet holds it, and its pods, after mode Disabled. CNO's
+// conditions say so (Available that the handler still runs, Progressing
+// which finalizer holds the DaemonSet) and it keeps the handler's account
+// and RBAC while the pods run. Once the finalizer is removed, everything
+// goes. Degraded RemovalHung after 15 minutes is proven on the host
+// (test/e2e TestFinalizedHandlerThenDisabled), whose clock a test can move.
+func TestDisableHeldByFinalizer(t *testing.T) {
+	e, _, _ := deployedOnBareMetal(t, options{})
+	ds := &appsv1.DaemonSet{}
+	require.True(t, e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
+	const holdFinalizer = "cnoe2e.cno-nmstate.io/hold"
+	require.NoError(t, e.c.Patch(e.ctx(), ds, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`))))
+	account, binding := &corev1.ServiceAccount{}, &rbacv1.ClusterRoleBinding{}
+	require.True(t, e.exists(account, nmstate.Namespace, "nmstate-handler"))
+	require.True(t, e.exists(binding, "", "nmstate-handler"))
+
+	e.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
+	var progressing operv1.OperatorCondition
+	require.True(t, waitFor(4*time.Minute, func() bool {
+		progressing = e.operatorConditions()[nmstate.ConditionProgressing]
+		return progressing.Reason == nmstate.ReasonRemoving && strings.Contains(progressing.Message, `daemonset nmstate-handler is held by finalizers "`+holdFinalizer+`"`)
+	}), "Progressing never named the finalizer that holds the handler; last: %+v", progressing)
+	// Another whole reconcile, status pass and pruning included.
+	e.reconciled()
+	conds := e.operatorConditions()
+	assert.Contains(t, conds[nmstate.ConditionAvailable].Message, "the kubernetes-nmstate handler still runs on")
+	assert.NotContains(t, conds[nmstate.ConditionAvailable].Message, "no kubernetes-nmstate handler runs")
+	assert.Equal(t, operv1.ConditionFalse, conds[nmstate.ConditionDegraded].Status, "Degraded before the removal has lasted 15 minutes: %+v", conds[nmstate.ConditionDegraded])
+	require.True(t, e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
+	require.NotNil(t, ds.DeletionTimestamp, "CNO did not delete the handler DaemonSet")
+	for _, obj := range []client.Object{account, binding} {
+		now := obj.DeepCopyObject().(client.Object)
+		require.True(t, e.exists(now, obj.GetNamespace(), obj.GetName()), "CNO deleted %T %s under the held handler's pods", obj, obj.GetName())
+		assert.Equal(t, obj.GetUID(), now.GetUID())
+	}
+
+	require.NoError(t, e.c.Patch(e.ctx(), ds, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))
+	e.touchCNO()
+	require.True(t, waitFor(4*time.Minute, func() bool {
+		return !e.exists(&corev1.ServiceAccount{}, nmstate.Namespace, "nmstate-handler") && !e.exists(&rbacv1.ClusterRoleBinding{}, "", "nmstate-handler")
+	}), "CNO did not remove the handler's account and RBAC once its DaemonSet and pods were gone; %s", e.describeConditions())
+	e.waitCondition(4*time.Minute, nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+}
+
 // adoptAccount makes the standalone operator's NMState CR the controller of
 // ServiceAccount name in openshift-nmstate, in place of CNO's reference.
 func (e *env) adoptAccount(name string) error {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -257,4 +258,62 @@ func TestAccountsOutliveTheirPods(t *testing.T) {
 	k.waitGone(&corev1.ServiceAccount{}, nmstate.Namespace, "nmstate-handler")
 	k.waitGone(&rbacv1.ClusterRoleBinding{}, "", "nmstate-handler")
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+}
+
+// TestFinalizedHandlerThenDisabled: a finalizer someone else put on the
+// handler DaemonSet holds it, and its 6 pods, after Disabled. The
+// conditions say so: Available that the handler still runs on 6 nodes,
+// Progressing which finalizer holds the DaemonSet, and, once that has
+// lasted RolloutHungAfter (the host's clock is moved ahead, and it rechecks
+// every second, since a held DaemonSet sends no event), Degraded
+// RemovalHung with the command that lets it go. The handler's account and
+// RBAC stay meanwhile. Once the finalizer is removed, everything goes and
+// both conditions clear. Before, Available said that no handler runs,
+// Degraded stayed False, and the account and RBAC were pruned under the 6
+// running pods.
+func TestFinalizedHandlerThenDisabled(t *testing.T) {
+	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
+	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
+	k.createNetwork(nil)
+	var offset atomic.Int64
+	k.startHost(func(o *controller.Options) {
+		o.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+		o.RecheckInterval = time.Second
+	})
+	k.waitOperandsSettled(6, 2)
+	account, binding := &corev1.ServiceAccount{}, &rbacv1.ClusterRoleBinding{}
+	require.True(t, k.exists(account, nmstate.Namespace, "nmstate-handler"))
+	require.True(t, k.exists(binding, "", "nmstate-handler"))
+	out, err := k.kubectl("-n", nmstate.Namespace, "patch", "daemonset", nmstate.HandlerDaemonSet, "--type=merge", "-p", `{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`)
+	require.NoError(t, err, out)
+
+	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
+	var progressing operv1.OperatorCondition
+	require.True(t, waitUntil(func() bool {
+		progressing = k.conditions()[nmstate.ConditionProgressing]
+		return progressing.Reason == nmstate.ReasonRemoving && strings.Contains(progressing.Message, `daemonset nmstate-handler is held by finalizers "`+holdFinalizer+`"`)
+	}), "Progressing never named the finalizer that holds the handler; last: %+v", progressing)
+	available := k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonUserDisabled)
+	assert.Contains(t, available.Message, "the kubernetes-nmstate handler still runs on 6 nodes until its DaemonSet is removed")
+	assert.NotContains(t, available.Message, "no kubernetes-nmstate handler runs")
+	assert.Len(t, k.livePods(nmstate.HandlerDaemonSet), 6, "the held DaemonSet's pods run")
+	assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status, "not Degraded before %s", nmstate.RolloutHungAfter)
+	for _, obj := range []client.Object{account, binding} {
+		now := obj.DeepCopyObject().(client.Object)
+		require.True(t, k.exists(now, obj.GetNamespace(), obj.GetName()), "%T %s was pruned under the held handler's pods", obj, obj.GetName())
+		assert.Equal(t, obj.GetUID(), now.GetUID(), "%T %s was recreated", obj, obj.GetName())
+	}
+
+	offset.Store(int64(nmstate.RolloutHungAfter + time.Minute))
+	degraded := k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionTrue, nmstate.ReasonRemovalHung)
+	assert.Contains(t, degraded.Message, `daemonset nmstate-handler is held by finalizers "`+holdFinalizer+`"`)
+	assert.Contains(t, degraded.Message, `oc -n openshift-nmstate patch daemonset nmstate-handler --type=merge -p '{"metadata":{"finalizers":null}}'`)
+
+	out, err = k.kubectl("-n", nmstate.Namespace, "patch", "daemonset", nmstate.HandlerDaemonSet, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	require.NoError(t, err, out)
+	k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
+	k.waitGone(&corev1.ServiceAccount{}, nmstate.Namespace, "nmstate-handler")
+	k.waitGone(&rbacv1.ClusterRoleBinding{}, "", "nmstate-handler")
+	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
+	k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 }
