@@ -11,11 +11,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
+	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
@@ -71,15 +73,28 @@ func TestPruneDeletesOnlyWhatItDecidedOn(t *testing.T) {
 	k.runHost(cfg)
 	k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
 
-	// Left behind by an older plugin version: pruned, unless adopted.
-	old := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: race.name, Namespace: nmstate.Namespace,
-		Labels: map[string]string{nmstate.OwnerLabel: "0.0.1"}}}
-	require.NoError(t, k.c.Create(k.ctx(), old))
+	// Left behind by an older plugin version, applied as the host applies:
+	// pruned, unless adopted.
+	old := &unstructured.Unstructured{}
+	old.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceAccount"))
+	old.SetNamespace(nmstate.Namespace)
+	old.SetName(race.name)
+	old.SetLabels(map[string]string{nmstate.OwnerLabel: "0.0.1"})
+	require.NoError(t, k.c.Apply(k.ctx(), client.ApplyConfigurationFromUnstructured(old), client.FieldOwner(controller.FieldManager)))
 
-	sa := &corev1.ServiceAccount{}
+	// Read afresh on each poll, and only once the refused delete has
+	// answered: the adoption starts before it.
+	var sa *corev1.ServiceAccount
 	released := waitUntil(func() bool {
+		if race.refused.Load() == 0 {
+			return false
+		}
+		sa = &corev1.ServiceAccount{}
+		if !k.exists(sa, nmstate.Namespace, race.name) {
+			return false
+		}
 		_, labelled := sa.Labels[nmstate.OwnerLabel]
-		return race.adopted.Load() && k.exists(sa, nmstate.Namespace, race.name) && !labelled
+		return !labelled
 	})
 	require.True(t, race.adopted.Load(), "the host never tried to prune %s", race.name)
 	assert.Equal(t, int32(http.StatusConflict), race.refused.Load(), "the delete decided before the adoption was not refused")
