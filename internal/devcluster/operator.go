@@ -7,6 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
 	"github.com/cno-nmstate/cno-nmstate/internal/podproc"
 )
 
@@ -94,4 +99,25 @@ func StartOperator(assets, dir, kubeconfig, namespace string) (*podproc.Process,
 		return nil, fmt.Errorf("starting the standalone operator: %w", err)
 	}
 	return p, nil
+}
+
+// OperatorDeployment is the Deployment OLM creates for the standalone
+// operator in namespace, with replicas, as the plugin finds it: by its label
+// app=kubernetes-nmstate-operator. It stands for OLM, another operator: on a
+// cluster with nodes the workload controllers and kwok make its pod Ready,
+// which is all the plugin reads of it; no process runs in that pod, and
+// StartOperator runs the operator itself.
+func OperatorDeployment(namespace string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": "kubernetes-nmstate-operator"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "nmstate-operator", Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nmstate-operator", Image: "quay.io/nmstate/kubernetes-nmstate-operator:v0.86.0"}}},
+			},
+		},
+	}
 }

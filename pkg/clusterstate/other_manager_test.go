@@ -33,8 +33,12 @@ func TestOtherManager(t *testing.T) {
 	theirs := map[string]string{"app": "kubernetes-nmstate", "component": "kubernetes-nmstate-handler"}
 	rendered := handler(nmstate.Namespace, nmstate.HandlerDaemonSet, ours)
 	cnao := handler("openshift-cnv", "nmstate-handler", theirs)
-	operator := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: nmstate.Namespace, Name: "nmstate-operator",
-		Labels: map[string]string{"app": "kubernetes-nmstate-operator"}}}
+	operatorWith := func(replicas, available int32) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: nmstate.Namespace, Name: "nmstate-operator",
+			Labels: map[string]string{"app": "kubernetes-nmstate-operator"}},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas)}, Status: appsv1.DeploymentStatus{AvailableReplicas: available}}
+	}
+	operator, scaledToZero, crashing := operatorWith(1, 1), operatorWith(0, 0), operatorWith(1, 0)
 	newCR := func(name string) *unstructured.Unstructured {
 		cr := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"logLevel": "debug"}}}
 		cr.SetAPIVersion("nmstate.io/v1")
@@ -51,6 +55,10 @@ func TestOtherManager(t *testing.T) {
 		managed string
 		// settings is the name of the CR returned whole, if any.
 		settings string
+		// left is the NMState CR nothing runs for, idle whether the
+		// operator's Deployment that runs nothing is returned.
+		left string
+		idle bool
 	}{
 		{name: "nothing", managed: ""},
 		{name: "no NMState CRD", noCRD: true, managed: ""},
@@ -74,12 +82,21 @@ func TestOtherManager(t *testing.T) {
 			managed: "whoever deployed DaemonSet openshift-nmstate/nmstate-handler-worker, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
 		{name: "the NMState CR comes first, with its settings", objs: []client.Object{operator, cr, cnao},
 			managed: "the standalone kubernetes-nmstate operator (NMState CR nmstate)", settings: "nmstate"},
-		{name: "the operator's Deployment before other handlers", objs: []client.Object{operator, cnao},
-			managed: "the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)"},
-		{name: "an NMState CR", objs: []client.Object{cr, rendered},
+		{name: "the operator available with no CR deploys nothing: another handler is who runs", objs: []client.Object{operator, cnao},
+			managed: "whoever deployed DaemonSet openshift-cnv/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
+		{name: "the operator available with no CR deploys nothing: ours keeps running", objs: []client.Object{operator, rendered}},
+		{name: "an NMState CR and its available operator", objs: []client.Object{cr, operator, rendered},
 			managed: "the standalone kubernetes-nmstate operator (NMState CR nmstate)", settings: "nmstate"},
-		{name: "two NMState CRs: named, but no settings until the operator deletes one", objs: []client.Object{cr, newCR("second")},
+		{name: "two NMState CRs: named, but no settings until the operator deletes one", objs: []client.Object{cr, newCR("second"), operator},
 			managed: "the standalone kubernetes-nmstate operator (NMState CR nmstate)"},
+		{name: "an NMState CR whose handler runs, its operator gone",
+			objs:    []client.Object{cr, handler(nmstate.Namespace, nmstate.HandlerDaemonSet, theirs, controlledBy("nmstate.io/v1", "NMState"))},
+			managed: "the standalone kubernetes-nmstate operator (NMState CR nmstate)", settings: "nmstate"},
+		{name: "a leftover NMState CR: ours keeps running", objs: []client.Object{cr, rendered}, left: "nmstate"},
+		{name: "the operator scaled to 0: ours keeps running", objs: []client.Object{scaledToZero, rendered}, idle: true},
+		{name: "the operator crash-looping, with its CR: ours keeps running", objs: []client.Object{crashing, cr, rendered}, left: "nmstate", idle: true},
+		{name: "the operator scaled to 0 beside another handler", objs: []client.Object{scaledToZero, cnao},
+			managed: "whoever deployed DaemonSet openshift-cnv/nmstate-handler, a kubernetes-nmstate handler the Cluster Network Operator did not render"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +121,8 @@ func TestOtherManager(t *testing.T) {
 			got, err := OtherManager(t.Context(), reader, resources)
 			require.NoError(t, err)
 			assert.Equal(t, tt.managed, got.ManagedBy)
+			assert.Equal(t, tt.left, got.LeftCR)
+			assert.Equal(t, tt.idle, got.Operator != nil, "the operator's Deployment that runs nothing: %+v", got.Operator)
 			if strings.HasPrefix(tt.managed, "whoever deployed DaemonSet ") {
 				assert.Equal(t, strings.TrimSuffix(strings.TrimPrefix(tt.managed, "whoever deployed DaemonSet "),
 					", a kubernetes-nmstate handler the Cluster Network Operator did not render"), got.HandlerName, "the handler is named for the message")

@@ -135,16 +135,7 @@ func CountPolicies(ctx context.Context, r dynamic.Interface) (int, error) {
 	case err != nil:
 		return -1, fmt.Errorf("counting NodeNetworkConfigurationPolicies: %w", err)
 	}
-	n := len(policies.Items)
-	switch {
-	case policies.GetRemainingItemCount() != nil:
-		n += int(*policies.GetRemainingItemCount())
-	case policies.GetContinue() != "":
-		// An API server that gives no count still says more exist: at least
-		// one more, which is what keeping a running handler depends on.
-		n++
-	}
-	return n, nil
+	return listedCount(policies, len(policies.Items)), nil
 }
 
 // CountPods counts the pods of the plugin's workloads (label
@@ -156,14 +147,22 @@ func CountPods(ctx context.Context, r client.Reader) (int, error) {
 	if err := r.List(ctx, pods, client.InNamespace(nmstate.Namespace), client.MatchingLabels{"app": "kubernetes-nmstate"}, client.Limit(1)); err != nil {
 		return 0, fmt.Errorf("counting the pods left in %s: %w", nmstate.Namespace, err)
 	}
-	n := len(pods.Items)
+	return listedCount(pods, len(pods.Items)), nil
+}
+
+// listedCount counts what a list limited to a few items stands for: the
+// items it holds and the API server's count of the rest.
+func listedCount(list metav1.ListInterface, items int) int {
 	switch {
-	case pods.GetRemainingItemCount() != nil:
-		n += int(*pods.GetRemainingItemCount())
-	case pods.GetContinue() != "":
-		n++
+	case list.GetRemainingItemCount() != nil:
+		return items + int(*list.GetRemainingItemCount())
+	case list.GetContinue() != "":
+		// An API server that gives no count still says more exist: at least
+		// one more, which is what keeping a running handler, or its
+		// accounts, depends on.
+		return items + 1
 	}
-	return n, nil
+	return items
 }
 
 // Installed reports whether the plugin's NodeNetworkConfigurationPolicy CRD

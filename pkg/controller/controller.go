@@ -133,6 +133,11 @@ func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 	for _, obj := range OwnedTypes() {
 		b = b.Watches(obj, enqueueSingle)
 	}
+	operator, err := clusterstate.OperatorSource(mgr.GetConfig(), enqueueSingle)
+	if err != nil {
+		return nil, err
+	}
+	b = b.WatchesRawSource(operator)
 	b = b.WithOptions(crcontroller.TypedOptions[reconcile.Request]{RateLimiter: workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBase, retryMax),
 		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},

@@ -53,6 +53,12 @@ const (
 	// ReasonOtherHandlerNotRunning: the plugin defers to another manager's
 	// handler DaemonSet that runs on no node, so nobody enforces policies.
 	ReasonOtherHandlerNotRunning = "OtherHandlerNotRunning"
+	// ReasonOtherManagerNotRunning: what looks like the standalone operator
+	// runs nothing (its Deployment is scaled to 0 or has had no available
+	// replica for RolloutHungAfter, or an NMState CR has no operator at
+	// all), so the plugin did not step aside for it; the message names it
+	// and how to remove it.
+	ReasonOtherManagerNotRunning = "OtherManagerNotRunning"
 )
 
 // find is the condition of type t in conds, nil when there is none.

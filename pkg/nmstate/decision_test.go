@@ -160,7 +160,7 @@ func TestDecideMatchesDecisionTable(t *testing.T) {
 
 // standaloneOperator is what clusterstate says of the standalone operator
 // it found.
-const standaloneOperator = "the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)"
+const standaloneOperator = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
 
 // ha is a highly available cluster on p with the default-on gate.
 func ha(p configv1.PlatformType) cluster {
@@ -238,7 +238,7 @@ func TestDecideExamples(t *testing.T) {
 		{"nothing to enforce, nothing kept", ModeDefault, awsNoPolicies, false, ReasonPlatformNotDefault, nil, nil},
 		{"the standalone operator still wins", ModeDefault, standaloneRunning, false, ReasonManagedElsewhere, nil, nil},
 		{"standalone beats Enabled", ModeEnabled, standalone, false, ReasonManagedElsewhere,
-			[]string{"managed by the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)", "oc delete nmstates --all", "kept"}, nil},
+			[]string{"managed by the standalone kubernetes-nmstate operator (NMState CR nmstate)", "oc delete nmstates --all", "kept"}, nil},
 		{"another handler beats Enabled and is named", ModeEnabled, otherHandler, false, ReasonManagedElsewhere,
 			[]string{"managed by whoever deployed DaemonSet openshift-cnv/nmstate-handler, so",
 				"stop whoever deployed DaemonSet openshift-cnv/nmstate-handler from deploying it", "then delete the DaemonSet if it stays", "kept"},

@@ -14,6 +14,8 @@ import (
 	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -29,8 +31,6 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 	gateOff.DefaultOnGate = false
 	standalone := ha(configv1.BareMetalPlatformType)
 	standalone.ManagedBy = standaloneOperator
-	operatorDeployment := ha(configv1.BareMetalPlatformType)
-	operatorDeployment.ManagedBy = "the standalone kubernetes-nmstate operator (Deployment openshift-nmstate/nmstate-operator)"
 	operatorCR := ha(configv1.BareMetalPlatformType)
 	operatorCR.ManagedBy = "the standalone kubernetes-nmstate operator (NMState CR nmstate)"
 	operatorCR.StandaloneCR = nmstateCR(t, "nodeSelector:\n  node-role.kubernetes.io/worker: \"\"\n"+
@@ -43,6 +43,11 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 	held := handler(1, 1, 3, 3, 3)
 	held.DeletionTimestamp = &metav1.Time{Time: now.Add(-20 * time.Minute)}
 	held.Finalizers = []string{"example.com/cleanup"}
+	operatorDown := func(replicas int32) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "openshift-nmstate", Name: "nmstate-operator"}, Spec: appsv1.DeploymentSpec{Replicas: &replicas},
+			Status: appsv1.DeploymentStatus{Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse,
+				LastTransitionTime: metav1.NewTime(now.Add(-20 * time.Minute))}}}}
+	}
 	awsRunning := ha(configv1.AWSPlatformType)
 	awsRunning.Deployed, awsRunning.Policies = true, 14
 
@@ -74,10 +79,12 @@ func docScenarios(t *testing.T) [][]operv1.OperatorCondition {
 		conditionsFor(disabled, nil, Observed{WorkloadsKnown: true, Policies: 2}),
 		conditionsFor(decideWithCarryOver(Config{}, gateOff), nil, Observed{WorkloadsKnown: true, Policies: 0}),
 		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, standalone), nil, Observed{WorkloadsKnown: true, Policies: 4}),
-		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, operatorDeployment), nil, Observed{WorkloadsKnown: true, Policies: 4}),
 		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, operatorCR), nil, Observed{WorkloadsKnown: true, Policies: 4}),
 		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, otherHandler), nil, Observed{WorkloadsKnown: true, Policies: 4}),
 		conditionsFor(decideWithCarryOver(Config{Mode: ModeEnabled}, otherHandler), nil, Observed{WorkloadsKnown: true, Policies: 4, OtherHandler: idleOther}),
+		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now, OtherOperator: operatorDown(0), LeftCR: "nmstate"}),
+		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now, OtherOperator: operatorDown(1)}),
+		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true, Handler: handler(1, 1, 3, 3, 3), Webhook: webhook(2, 2, 2), Now: now, LeftCR: "nmstate"}),
 		conditionsFor(decideWithCarryOver(Config{}, awsRunning), nil, ready),
 		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true}),
 		conditionsFor(enabled, nil, Observed{WorkloadsKnown: true, Handler: handler(2, 2, 3, 1, 3), Webhook: webhook(2, 2, 2)}),

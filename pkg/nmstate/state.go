@@ -66,6 +66,14 @@ type Other struct {
 	// any pod; nil if it went between the list and the read.
 	HandlerName string
 	Handler     *appsv1.DaemonSet
+	// Operator and LeftCR are what looks like the standalone operator but
+	// does not run, when ManagedBy is empty: its Deployment (label
+	// app=kubernetes-nmstate-operator) with no available replica, and the
+	// name of an NMState CR that nothing reconciles. They do not defer the
+	// plugin; the conditions name them once they are not merely starting
+	// (otherManagerIdle).
+	Operator *appsv1.Deployment
+	LeftCR   string
 }
 
 // WorkloadsRemain reports whether anything of the workloads may still run
@@ -102,6 +110,8 @@ func (s State) Observed(previous []operv1.OperatorCondition, now time.Time) Obse
 		WorkloadsKnown: s.WorkloadsKnown,
 		Policies:       s.Policies,
 		OtherHandler:   s.Other.Handler,
+		OtherOperator:  s.Other.Operator,
+		LeftCR:         s.Other.LeftCR,
 		Previous:       previous,
 		Now:            now,
 	}

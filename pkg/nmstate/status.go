@@ -7,6 +7,7 @@ import (
 
 	operv1 "github.com/openshift/api/operator/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -33,6 +34,10 @@ type Observed struct {
 	// OtherHandler is the other manager's handler DaemonSet the decision
 	// defers to, when that is who manages kubernetes-nmstate; nil otherwise.
 	OtherHandler *appsv1.DaemonSet
+	// OtherOperator and LeftCR are Other.Operator and Other.LeftCR: what
+	// looks like the standalone operator but does not run.
+	OtherOperator *appsv1.Deployment
+	LeftCR        string
 	// Previous are the conditions currently on the Network status; they keep
 	// LastTransitionTime stable and time a hung rollout.
 	Previous []operv1.OperatorCondition
@@ -55,6 +60,9 @@ func conditionsFor(d Decision, err error, o Observed) []operv1.OperatorCondition
 	var out []operv1.OperatorCondition
 	if err == nil {
 		out = steady(d, o, r)
+		if idle, ok := otherManagerIdle(o); ok && out[2].Status == operv1.ConditionFalse {
+			out[2] = cond(ConditionDegraded, operv1.ConditionTrue, ReasonOtherManagerNotRunning, idle)
+		}
 	} else if o.Retrying {
 		out = retrying(d, err, o, r)
 	} else {
@@ -269,6 +277,53 @@ func otherHandlerIdle(o Observed) (string, bool) {
 		what = unenforcedCount(o.Policies)
 	}
 	return fmt.Sprintf("DaemonSet %s/%s runs on no node, so nobody runs a kubernetes-nmstate handler and %s", ds.Namespace, ds.Name, what), true
+}
+
+// otherManagerIdle says so when what looks like the standalone operator
+// runs nothing and is not merely starting: its Deployment is scaled to 0 or
+// has had no available replica for RolloutHungAfter, or an NMState CR has
+// no operator Deployment at all. The decision did not step aside for it;
+// the message says what it is and how to remove it, or to let it take over.
+func otherManagerIdle(o Observed) (string, bool) {
+	var what []string
+	remove := ""
+	if dep := o.OtherOperator; dep != nil {
+		name := "operator Deployment " + dep.Namespace + "/" + dep.Name
+		since := unavailableSince(dep)
+		switch {
+		case dep.Spec.Replicas != nil && *dep.Spec.Replicas == 0:
+			what = append(what, name+" is scaled to 0")
+		case !o.Now.IsZero() && o.Now.Sub(since) > RolloutHungAfter:
+			what = append(what, name+" has been down since "+since.UTC().Format(time.RFC3339))
+		default:
+			// Starting: it may take over at any moment.
+			return "", false
+		}
+		remove = "make the operator available to hand over, or uninstall it"
+	}
+	if o.LeftCR != "" {
+		what = append(what, "NMState CR "+o.LeftCR+" has no running operator")
+		if remove == "" {
+			remove = "to remove the CR run: oc delete nmstates " + o.LeftCR
+		} else {
+			remove += " and run: oc delete nmstates " + o.LeftCR
+		}
+	}
+	if len(what) == 0 {
+		return "", false
+	}
+	return cut(strings.Join(what, " and ")+", so the Cluster Network Operator does not defer to it; "+remove, maxMessage), true
+}
+
+// unavailableSince is when dep last turned unavailable: its Available
+// condition's transition, or its creation if its controller has not said.
+func unavailableSince(dep *appsv1.Deployment) time.Time {
+	for _, c := range dep.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionFalse {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return dep.CreationTimestamp.Time
 }
 
 // stillRunning says so when the handler DaemonSet being removed still

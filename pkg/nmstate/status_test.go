@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -56,6 +57,16 @@ func TestConditions(t *testing.T) {
 	held := handler(1, 1, 6, 6, 6)
 	held.DeletionTimestamp = &metav1.Time{Time: now.Add(-time.Minute)}
 	held.Finalizers = []string{"example.com/cleanup"}
+	operatorDown := func(replicas int32, downFor time.Duration) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "nmstate-operator"},
+			Spec: appsv1.DeploymentSpec{Replicas: &replicas},
+			Status: appsv1.DeploymentStatus{Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse,
+				LastTransitionTime: metav1.NewTime(now.Add(-downFor))}}}}
+	}
+	running := func() Observed {
+		return Observed{WorkloadsKnown: true, Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2), Now: now}
+	}
+	with := func(o Observed, f func(*Observed)) Observed { f(&o); return o }
 	badConfig := &InputError{Reason: ReasonInvalidConfig, Err: errors.New(`spec.kubernetesNMState.mode is "enabled"`)}
 
 	tests := []struct {
@@ -192,6 +203,33 @@ func TestConditions(t *testing.T) {
 			available:   want{operv1.ConditionFalse, ReasonManagedElsewhere, []string{"DaemonSet openshift-cnv/nmstate-handler runs on no node, so nobody runs a kubernetes-nmstate handler and 2 NodeNetworkConfigurationPolicies exist and are not enforced; "}},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
 			degrade:     want{operv1.ConditionTrue, ReasonOtherHandlerNotRunning, []string{"runs on no node", "fix its node selector and tolerations, or remove it"}}},
+		{name: "the operator scaled to 0 and its CR left: ours runs, and Degraded names both", decision: enabled,
+			observed:    with(running(), func(o *Observed) { o.OtherOperator, o.LeftCR = operatorDown(0, time.Minute), "nmstate" }),
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade: want{operv1.ConditionTrue, ReasonOtherManagerNotRunning, []string{"operator Deployment openshift-nmstate/nmstate-operator is scaled to 0 and NMState CR nmstate has no running operator",
+				"does not defer to it", "make the operator available to hand over, or uninstall it and run: oc delete nmstates nmstate"}}},
+		{name: "the operator down past the grace", decision: enabled,
+			observed:    with(running(), func(o *Observed) { o.OtherOperator = operatorDown(1, RolloutHungAfter+time.Minute) }),
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionTrue, ReasonOtherManagerNotRunning, []string{"operator Deployment openshift-nmstate/nmstate-operator has been down since 2026-12-02T11:44:00Z"}}},
+		{name: "the operator starting, with its CR, is no fault", decision: enabled,
+			observed:    with(running(), func(o *Observed) { o.OtherOperator, o.LeftCR = operatorDown(1, time.Minute), "nmstate" }),
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionFalse, ReasonAsExpected, nil}},
+		{name: "an NMState CR left with no operator, while disabled", decision: disabled,
+			observed:    Observed{WorkloadsKnown: true, LeftCR: "nmstate", Now: now},
+			available:   want{operv1.ConditionFalse, ReasonUserDisabled, nil},
+			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},
+			degrade:     want{operv1.ConditionTrue, ReasonOtherManagerNotRunning, []string{"NMState CR nmstate has no running operator", "to remove the CR run: oc delete nmstates nmstate"}}},
+		{name: "a hung rollout comes before an idle operator", decision: enabled,
+			observed: Observed{WorkloadsKnown: true, Handler: handler(2, 2, 5, 5, 3), Webhook: webhook(2, 2, 2), Now: now,
+				Previous: progressingSince(RolloutHungAfter + time.Minute), OtherOperator: operatorDown(0, time.Minute)},
+			available:   want{operv1.ConditionTrue, ReasonPlatformDefault, nil},
+			progressing: want{operv1.ConditionTrue, ReasonRollingOut, nil},
+			degrade:     want{operv1.ConditionTrue, ReasonRolloutHung, nil}},
 		{name: "kept for existing policies", decision: keptForPolicies, observed: Observed{WorkloadsKnown: true, Handler: handler(1, 1, 5, 5, 5), Webhook: webhook(2, 2, 2)},
 			available:   want{operv1.ConditionTrue, ReasonKeptForExistingPolicies, []string{"4 NodeNetworkConfigurationPolicies would otherwise no longer be enforced"}},
 			progressing: want{operv1.ConditionFalse, ReasonAsExpected, nil},

@@ -67,7 +67,7 @@ func TestDay2Kept(t *testing.T) {
 		// A finalizer of the test's keeps the emptied Namespace terminating,
 		// so that CNO's creates in it fail past its 2-minute grace and
 		// Available says Failed rather than why the handler runs.
-		require.NoError(t, e.c.Patch(e.ctx(), ns, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":["cnoe2e.cno-nmstate.io/hold"]}}`))))
+		require.NoError(t, e.c.Patch(e.ctx(), ns, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`))))
 		require.NoError(t, e.c.Delete(e.ctx(), ns))
 		e.touchCNO()
 		e.waitCondition(6*time.Minute, nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonFailed)

@@ -5,6 +5,7 @@ package cnoe2e
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
@@ -81,7 +83,8 @@ func controllerKind(obj metav1.Object) string {
 
 // TestHandoverWithStandaloneOperator (scenario g): upstream's real operator
 // (cmd/operator v0.86.0) is started in openshift-nmstate, the namespace of
-// OpenShift's OLM package and CNO's, and an NMState CR created. The
+// OpenShift's OLM package and CNO's, beside the Deployment OLM would create
+// for it, and an NMState CR created. The
 // operator sets its own controller reference on what it deploys and cannot
 // while CNO's (to network.operator/cluster) is there, so it retries until
 // CNO steps aside and its own pruning deletes its objects; then the
@@ -98,9 +101,18 @@ func TestHandoverWithStandaloneOperator(t *testing.T) {
 	require.NoError(t, os.WriteFile(kubeconfig, e.dc.Kubeconfig, 0o600))
 
 	handlers := e.watchHandlers()
+	// What OLM creates; CNO defers to the CR only while it is available.
+	operator := devcluster.OperatorDeployment(nmstate.Namespace, 1)
+	require.NoError(t, e.c.Create(e.ctx(), operator))
+	require.True(t, waitFor(2*time.Minute, func() bool {
+		return e.exists(operator, nmstate.Namespace, operator.Name) && operator.Status.AvailableReplicas > 0
+	}), "the operator's Deployment never became available: %+v", operator.Status)
 	op, err := devcluster.StartOperator(assetsDir(t), t.TempDir(), kubeconfig, nmstate.Namespace)
 	require.NoError(t, err)
-	stopOp := sync.OnceFunc(func() { assert.NoError(t, op.Stop()) })
+	stopOp := sync.OnceFunc(func() {
+		assert.NoError(t, op.Stop())
+		assert.NoError(t, client.IgnoreNotFound(e.c.Delete(e.ctx(), operator)), "deleting the operator's Deployment")
+	})
 	t.Cleanup(func() {
 		stopOp()
 		if t.Failed() {
@@ -124,7 +136,7 @@ func TestHandoverWithStandaloneOperator(t *testing.T) {
 	assert.Len(t, ds.OwnerReferences, 1, "the operator's handler has one owner, the CR: %v", ds.OwnerReferences)
 
 	// OLM's uninstall: the CR (its objects go with it by owner reference),
-	// then the operator.
+	// then the operator and its Deployment.
 	require.NoError(t, e.c.Delete(e.ctx(), cr, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	last := cr.DeepCopy()
 	require.True(t, waitFor(4*time.Minute, func() bool { return !e.exists(last, "", "nmstate") }),
@@ -145,4 +157,43 @@ func TestHandoverWithStandaloneOperator(t *testing.T) {
 	p.SetGroupVersionKind(policyGVK)
 	require.True(t, e.exists(p, "", "keep-me"))
 	assert.Equal(t, policy, p.GetUID(), "the user's policy survived both handovers")
+}
+
+// TestIdleOperator (scenario n): what looks like the standalone operator
+// but runs nothing does not make CNO step aside. An NMState CR and the
+// operator's Deployment scaled to 0: CNO's handler and everything it
+// deployed stay, and KubernetesNMStateDegraded names both, within a minute
+// (CNO watches them; its resync is 3 minutes). Scaled to one available
+// replica (kwok runs its pod), it is a live manager: CNO steps aside within
+// a minute too. Both removed, CNO takes over again. Before, the CR alone
+// made CNO step aside and delete its running handler.
+func TestIdleOperator(t *testing.T) {
+	e, deployed, _ := deployedOnBareMetal(t, options{extraCRDs: []string{nmstateCRD}})
+	operator := devcluster.OperatorDeployment(nmstate.Namespace, 0)
+	require.NoError(t, e.c.Create(e.ctx(), operator))
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(nmstateCRGVK)
+	cr.SetName("nmstate")
+	began := time.Now()
+	require.NoError(t, e.c.Create(e.ctx(), cr))
+	var degraded operv1.OperatorCondition
+	require.True(t, waitFor(time.Minute, func() bool {
+		degraded = e.operatorConditions()[nmstate.ConditionDegraded]
+		return degraded.Status == operv1.ConditionTrue && degraded.Reason == nmstate.ReasonOtherManagerNotRunning &&
+			strings.Contains(degraded.Message, "operator Deployment openshift-nmstate/nmstate-operator is scaled to 0 and NMState CR nmstate has no running operator")
+	}), "Degraded never named the idle operator and its CR within a minute: %+v", degraded)
+	figure(t, "NMState CR created beside an operator scaled to 0 to Degraded: %s", time.Since(began).Round(100*time.Millisecond))
+	e.reconciled()
+	assert.Equal(t, nmstate.ReasonPlatformDefault, e.operatorConditions()[nmstate.ConditionAvailable].Reason)
+	assert.Empty(t, e.missing(deployed), "CNO removed objects for an operator that runs nothing")
+
+	began = time.Now()
+	require.NoError(t, e.c.Patch(e.ctx(), operator, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":1}}`))))
+	e.waitCondition(time.Minute, nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
+	figure(t, "operator scaled up to CNO stepping aside: %s", time.Since(began).Round(100*time.Millisecond))
+
+	require.NoError(t, e.c.Delete(e.ctx(), cr))
+	require.NoError(t, e.c.Delete(e.ctx(), operator))
+	e.waitCondition(time.Minute, nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
+	e.waitCondition(time.Minute, nmstate.ConditionDegraded, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 }

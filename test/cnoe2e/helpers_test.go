@@ -25,6 +25,10 @@ import (
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
+// holdFinalizer is the tests' own finalizer: it keeps an object, and so
+// what it stands for, there until the test lets it go.
+const holdFinalizer = "cnoe2e.cno-nmstate.io/hold"
+
 // object is one object of kubernetes-nmstate on the server.
 type object struct {
 	gvk             schema.GroupVersionKind

@@ -56,6 +56,19 @@ func keptObjects(deployed map[object]types.UID) map[object]types.UID {
 	return out
 }
 
+// accessObjects are the ServiceAccounts and RBAC of deployed: what the
+// workloads' pods run under, kept until those pods are gone.
+func accessObjects(deployed map[object]types.UID) map[object]types.UID {
+	out := map[object]types.UID{}
+	for o, uid := range deployed {
+		switch o.gvk.Kind {
+		case "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+			out[o] = uid
+		}
+	}
+	return out
+}
+
 func names(objs map[object]types.UID) []string {
 	var out []string
 	for o := range objs {
@@ -126,10 +139,9 @@ func TestDisable(t *testing.T) {
 	require.NoError(t, e.c.List(e.ctx(), pods, client.InNamespace(nmstate.Namespace), client.MatchingLabels{"component": "kubernetes-nmstate-handler"}))
 	require.NotEmpty(t, pods.Items)
 	held := &pods.Items[0]
-	const holdFinalizer = "cnoe2e.cno-nmstate.io/hold"
 	require.NoError(t, e.c.Patch(e.ctx(), held, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`))))
-	binding := &rbacv1.ClusterRoleBinding{}
-	require.True(t, e.exists(binding, "", "nmstate-handler"))
+	access := accessObjects(deployed)
+	require.NotEmpty(t, access)
 	// The handler's ServiceAccount is named as its DaemonSet.
 	account := "/api/v1/namespaces/" + nmstate.Namespace + "/serviceaccounts/" + nmstate.HandlerDaemonSet
 	var adopted atomic.Bool
@@ -159,9 +171,7 @@ func TestDisable(t *testing.T) {
 
 	require.True(t, e.exists(&corev1.Pod{}, nmstate.Namespace, held.Name), "the held handler pod is gone")
 	assert.False(t, adopted.Load(), "CNO deleted the handler's ServiceAccount while one of its pods was still there")
-	now := &rbacv1.ClusterRoleBinding{}
-	require.True(t, e.exists(now, "", "nmstate-handler"), "CNO deleted the handler's ClusterRoleBinding while one of its pods was still there")
-	assert.Equal(t, binding.UID, now.UID)
+	assert.Empty(t, e.missing(access), "CNO removed accounts or RBAC while one handler pod was still there")
 	var progressing operv1.OperatorCondition
 	require.True(t, waitFor(time.Minute, func() bool {
 		progressing = e.operatorConditions()[nmstate.ConditionProgressing]
@@ -189,14 +199,12 @@ func TestDisable(t *testing.T) {
 // goes. Degraded RemovalHung after 15 minutes is proven on the host
 // (test/e2e TestFinalizedHandlerThenDisabled), whose clock a test can move.
 func TestDisableHeldByFinalizer(t *testing.T) {
-	e, _, _ := deployedOnBareMetal(t, options{})
+	e, deployed, _ := deployedOnBareMetal(t, options{})
 	ds := &appsv1.DaemonSet{}
 	require.True(t, e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
-	const holdFinalizer = "cnoe2e.cno-nmstate.io/hold"
 	require.NoError(t, e.c.Patch(e.ctx(), ds, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`))))
-	account, binding := &corev1.ServiceAccount{}, &rbacv1.ClusterRoleBinding{}
-	require.True(t, e.exists(account, nmstate.Namespace, "nmstate-handler"))
-	require.True(t, e.exists(binding, "", "nmstate-handler"))
+	access := accessObjects(deployed)
+	require.NotEmpty(t, access)
 
 	e.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
 	var progressing operv1.OperatorCondition
@@ -212,11 +220,7 @@ func TestDisableHeldByFinalizer(t *testing.T) {
 	assert.Equal(t, operv1.ConditionFalse, conds[nmstate.ConditionDegraded].Status, "Degraded before the removal has lasted 15 minutes: %+v", conds[nmstate.ConditionDegraded])
 	require.True(t, e.exists(ds, nmstate.Namespace, nmstate.HandlerDaemonSet))
 	require.NotNil(t, ds.DeletionTimestamp, "CNO did not delete the handler DaemonSet")
-	for _, obj := range []client.Object{account, binding} {
-		now := obj.DeepCopyObject().(client.Object)
-		require.True(t, e.exists(now, obj.GetNamespace(), obj.GetName()), "CNO deleted %T %s under the held handler's pods", obj, obj.GetName())
-		assert.Equal(t, obj.GetUID(), now.GetUID())
-	}
+	assert.Empty(t, e.missing(access), "CNO removed accounts or RBAC under the held handler's pods")
 
 	require.NoError(t, e.c.Patch(e.ctx(), ds, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))
 	e.touchCNO()

@@ -56,7 +56,7 @@ func (l *logLines) matching(words ...string) []string {
 // logged none of them: not the default, not disabling, not the pruning of
 // the handler, not stepping aside and for whom.
 func TestHostLogsDecisions(t *testing.T) {
-	k := startCluster(t, clusterOption{})
+	k := startCluster(t, clusterOption{extraCRDs: []string{nmstatesCRD}})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
 	logs := &logLines{}
@@ -85,9 +85,9 @@ func TestHostLogsDecisions(t *testing.T) {
 	require.NotEmpty(t, pruned, "the pruning is logged")
 	assert.Contains(t, strings.Join(pruned, "\n"), "DaemonSet openshift-nmstate/nmstate-handler")
 
-	k.createOperatorDeployment(t)
+	k.createAvailableOperator(t)
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
 	aside := changed(nmstate.ConditionAvailable, nmstate.ReasonManagedElsewhere)
 	require.Len(t, aside, 1, "stepping aside: logged once")
-	assert.Contains(t, aside[0], "the standalone kubernetes-nmstate operator (Deployment ", "naming whom for")
+	assert.Contains(t, aside[0], "the standalone kubernetes-nmstate operator (NMState CR nmstate)", "naming whom for")
 }

@@ -15,8 +15,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
@@ -94,7 +94,7 @@ func (k *cluster) requireValidationKept(t *testing.T) {
 // operator is in charge. Before, both went with the handler, and a policy
 // accepted then could only be deleted once validation came back.
 func TestValidationKeptWhileDisabled(t *testing.T) {
-	k := startCluster(t, clusterOption{})
+	k := startCluster(t, clusterOption{extraCRDs: []string{nmstatesCRD}})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
 	// The standalone operator's Deployment is not watched: the recheck
@@ -118,7 +118,7 @@ func TestValidationKeptWhileDisabled(t *testing.T) {
 	t.Run("managed by the standalone operator", func(t *testing.T) {
 		k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)
 		k.waitExists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
-		k.createOperatorDeployment(t)
+		k.createAvailableOperator(t)
 		k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionFalse, nmstate.ReasonManagedElsewhere)
 		k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 		k.requireValidationKept(t)
@@ -127,26 +127,52 @@ func TestValidationKeptWhileDisabled(t *testing.T) {
 	assert.Equal(t, []string{"bond0"}, nncpNames(t, k))
 }
 
-// createOperatorDeployment creates what the host recognises as the OLM
-// operator: a Deployment labelled app=kubernetes-nmstate-operator. No
-// controller runs it here; only its presence matters.
-func (k *cluster) createOperatorDeployment(t *testing.T) {
+// createOperatorDeployment creates the standalone operator's Deployment
+// (devcluster.OperatorDeployment) with replicas in namespace, created if
+// missing. On a cluster without nodes nothing runs it: markAvailable
+// writes the status its controller would.
+func (k *cluster) createOperatorDeployment(t *testing.T, namespace string, replicas int32) *appsv1.Deployment {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-nmstate-operator"}}
-	require.NoError(t, k.c.Create(k.ctx(), ns))
-	labels := map[string]string{"app": "kubernetes-nmstate-operator"}
-	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "nmstate-operator", Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(int32(1)),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "operator", Image: "quay.io/nmstate/kubernetes-nmstate-operator:e2e"}}},
-			},
-		},
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := k.c.Create(k.ctx(), ns); !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
 	}
+	dep := devcluster.OperatorDeployment(namespace, replicas)
 	require.NoError(t, k.c.Create(k.ctx(), dep))
+	return dep
+}
+
+// createAvailableOperator stands for the standalone operator in charge on
+// a cluster without nodes: its Deployment, marked available, and its
+// NMState CR nmstate (the cluster needs the CRD, nmstatesCRD).
+func (k *cluster) createAvailableOperator(t *testing.T) {
+	t.Helper()
+	k.markAvailable(t, k.createOperatorDeployment(t, "e2e-nmstate-operator", 1))
+	k.createNMState(t)
+}
+
+// createNMState creates the standalone operator's CR, nmstate, with
+// kubectl, which finds the kind once its CRD is served even if that CRD was
+// created a moment ago.
+func (k *cluster) createNMState(t *testing.T) {
+	t.Helper()
+	var out string
+	require.True(t, waitUntil(func() bool {
+		var err error
+		out, err = k.kubectlApply("apiVersion: nmstate.io/v1\nkind: NMState\nmetadata:\n  name: nmstate\n")
+		return err == nil
+	}), "creating NMState nmstate: %s", out)
+}
+
+// nmstatesCRD is the standalone operator's NMState CRD, for extraCRDs.
+const nmstatesCRD = "testdata/crds/nmstate.io_nmstates.yaml"
+
+// markAvailable writes the status the Deployment controller writes for one
+// available replica, on a cluster where no controller runs.
+func (k *cluster) markAvailable(t *testing.T, dep *appsv1.Deployment) {
+	t.Helper()
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1}
+	require.NoError(t, k.c.Status().Update(k.ctx(), dep))
 }
 
 // TestDefaultOffKeepsPoliciesEnforced: a default that turns off under a
@@ -224,9 +250,7 @@ func TestAccountsOutliveTheirPods(t *testing.T) {
 	k.createNetwork(nil)
 	k.startHost()
 	k.waitOperandsSettled(6, 2)
-	account, binding := &corev1.ServiceAccount{}, &rbacv1.ClusterRoleBinding{}
-	require.True(t, k.exists(account, nmstate.Namespace, "nmstate-handler"))
-	require.True(t, k.exists(binding, "", "nmstate-handler"))
+	access := k.waitSnapshot(accessOf(rendered(t, "", bareMetalHA)))
 	pod := k.livePods(nmstate.HandlerDaemonSet)[0]
 	out, err := k.kubectl("-n", nmstate.Namespace, "patch", "pod", pod.Name, "--type=merge", "-p", `{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`)
 	require.NoError(t, err, out)
@@ -234,24 +258,15 @@ func TestAccountsOutliveTheirPods(t *testing.T) {
 	k.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
 	k.waitGone(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet)
 	k.waitGone(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment)
-	// The pass that deleted the workloads, and the ones after, left both.
-	requireKept := func() {
-		t.Helper()
-		for _, obj := range []client.Object{account, binding} {
-			now := obj.DeepCopyObject().(client.Object)
-			require.True(t, k.exists(now, obj.GetNamespace(), obj.GetName()), "%T %s was pruned under a running pod", obj, obj.GetName())
-			assert.Equal(t, obj.GetUID(), now.GetUID(), "%T %s was recreated", obj, obj.GetName())
-			assert.Nil(t, now.GetDeletionTimestamp(), "%T %s is being deleted", obj, obj.GetName())
-		}
-	}
-	requireKept()
+	// The pass that deleted the workloads, and the ones after, left them all.
+	require.Empty(t, k.lost(access), "accounts or RBAC pruned under a running pod")
 	var progressing operv1.OperatorCondition
 	require.True(t, waitUntil(func() bool {
 		progressing = k.conditions()[nmstate.ConditionProgressing]
 		return progressing.Reason == nmstate.ReasonRemoving && strings.Contains(progressing.Message, "waiting for 1 pod of")
 	}), "Progressing never said which pod holds up the removal; last: %+v", progressing)
 	require.True(t, k.exists(&corev1.Pod{}, nmstate.Namespace, pod.Name), "the held pod is gone")
-	requireKept()
+	require.Empty(t, k.lost(access), "accounts or RBAC pruned under a running pod")
 
 	out, err = k.kubectl("-n", nmstate.Namespace, "patch", "pod", pod.Name, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 	require.NoError(t, err, out)
@@ -281,9 +296,7 @@ func TestFinalizedHandlerThenDisabled(t *testing.T) {
 		o.RecheckInterval = time.Second
 	})
 	k.waitOperandsSettled(6, 2)
-	account, binding := &corev1.ServiceAccount{}, &rbacv1.ClusterRoleBinding{}
-	require.True(t, k.exists(account, nmstate.Namespace, "nmstate-handler"))
-	require.True(t, k.exists(binding, "", "nmstate-handler"))
+	access := k.waitSnapshot(accessOf(rendered(t, "", bareMetalHA)))
 	out, err := k.kubectl("-n", nmstate.Namespace, "patch", "daemonset", nmstate.HandlerDaemonSet, "--type=merge", "-p", `{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`)
 	require.NoError(t, err, out)
 
@@ -298,11 +311,7 @@ func TestFinalizedHandlerThenDisabled(t *testing.T) {
 	assert.NotContains(t, available.Message, "no kubernetes-nmstate handler runs")
 	assert.Len(t, k.livePods(nmstate.HandlerDaemonSet), 6, "the held DaemonSet's pods run")
 	assert.Equal(t, operv1.ConditionFalse, k.conditions()[nmstate.ConditionDegraded].Status, "not Degraded before %s", nmstate.RolloutHungAfter)
-	for _, obj := range []client.Object{account, binding} {
-		now := obj.DeepCopyObject().(client.Object)
-		require.True(t, k.exists(now, obj.GetNamespace(), obj.GetName()), "%T %s was pruned under the held handler's pods", obj, obj.GetName())
-		assert.Equal(t, obj.GetUID(), now.GetUID(), "%T %s was recreated", obj, obj.GetName())
-	}
+	assert.Empty(t, k.lost(access), "accounts or RBAC pruned under the held handler's pods")
 
 	offset.Store(int64(nmstate.RolloutHungAfter + time.Minute))
 	degraded := k.waitCondition(nmstate.ConditionDegraded, operv1.ConditionTrue, nmstate.ReasonRemovalHung)

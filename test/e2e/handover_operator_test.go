@@ -83,7 +83,7 @@ func TestHandoverFromRealOperatorNamespaces(t *testing.T) {
 }
 
 func handoverFromRealOperator(t *testing.T, operatorNamespace string, hostDown bool) {
-	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes(), extraCRDs: []string{"testdata/crds/nmstate.io_nmstates.yaml"}})
+	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes(), extraCRDs: []string{nmstatesCRD}})
 	k.createInfrastructure(configv1.BareMetalPlatformType, configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableTopologyMode)
 	k.createNetwork(nil)
 	var opts []hostOption
@@ -276,21 +276,32 @@ func (k *cluster) ownedByNMState(namespace string) []client.Object {
 }
 
 // runRealOperator starts upstream's operator (devcluster.StartOperator)
-// with the cluster admin's kubeconfig. Its stop sends SIGTERM and waits; it
-// also runs when the test ends, which logs the operator's output on a
-// failure.
+// with the cluster admin's kubeconfig, and first creates its Deployment as
+// OLM does (createOperatorDeployment), which kwok makes available: what the
+// plugin reads of it. Its stop is OLM's uninstall: it sends SIGTERM, waits,
+// and deletes the Deployment; the process's stop also runs when the test
+// ends, which logs the operator's output on a failure.
 func (k *cluster) runRealOperator(namespace string) *realOperator {
 	t := k.t
 	t.Helper()
+	// The plugin defers to an NMState CR only while its operator's
+	// Deployment is available.
+	operator := k.createOperatorDeployment(t, namespace, 1)
+	require.True(t, waitUntil(func() bool {
+		return k.exists(operator, namespace, operator.Name) && operator.Status.AvailableReplicas > 0
+	}), "the operator's Deployment never became available: %+v", operator.Status)
 	p, err := devcluster.StartOperator(assetsDir(t), t.TempDir(), k.kubeconfig, namespace)
 	require.NoError(t, err)
-	stop := func() { _ = p.Stop() }
 	t.Cleanup(func() {
-		stop()
+		_ = p.Stop()
 		if t.Failed() {
 			t.Logf("--- the operator's output:\n%s", p.Log())
 		}
 	})
+	stop := func() {
+		_ = p.Stop()
+		require.NoError(t, client.IgnoreNotFound(k.c.Delete(k.ctx(), operator)), "deleting the operator's Deployment")
+	}
 	return &realOperator{stop: stop, logPath: p.LogPath}
 }
 

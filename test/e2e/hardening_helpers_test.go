@@ -92,6 +92,19 @@ func (k *cluster) lost(s snapshot) []string {
 	return out
 }
 
+// accessOf are the ServiceAccounts and RBAC among objs: what the
+// workloads' pods run under, kept until those pods are gone.
+func accessOf(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, obj := range objs {
+		switch obj.GetKind() {
+		case "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
 // readManifests decodes every YAML document of a file.
 func readManifests(t *testing.T, path string) []*unstructured.Unstructured {
 	t.Helper()

@@ -109,7 +109,7 @@ type placement struct {
 // for the differences listed below, each documented.
 func TestMigrateFromRealOperator(t *testing.T) {
 	bin := buildCommand(t)
-	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes(), extraCRDs: []string{"testdata/crds/nmstate.io_nmstates.yaml"}})
+	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes(), extraCRDs: []string{nmstatesCRD}})
 	k.createInfrastructure(configv1.BareMetalPlatformType, configv1.HighlyAvailableTopologyMode, configv1.HighlyAvailableTopologyMode)
 	k.createNetwork(nil)
 

@@ -291,7 +291,7 @@ func TestWebhookReplicasByTopology(t *testing.T) {
 // 7. A standalone operator is present: nothing rendered; remove it and the
 // host adopts the CRDs it left and keeps every policy.
 func TestStandaloneOperatorHandover(t *testing.T) {
-	k := startCluster(t, clusterOption{extraCRDs: []string{"testdata/crds/nmstate.io_nmstates.yaml"}})
+	k := startCluster(t, clusterOption{extraCRDs: []string{nmstatesCRD}})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(map[string]any{"mode": "Enabled"})
 
@@ -303,9 +303,11 @@ func TestStandaloneOperatorHandover(t *testing.T) {
 		"apiVersion": "nmstate.io/v1", "kind": "NMState", "metadata": map[string]any{"name": "nmstate"}}}
 	require.NoError(t, k.c.Create(k.ctx(), nmstateCR))
 
-	// The operator's own handler, by the same name, controlled by its CR.
+	// The operator's own handler, by the same name, controlled by its CR,
+	// with the labels upstream's deploy/handler/operator.yaml gives it.
 	operatorHandler := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: nmstate.Namespace, Name: nmstate.HandlerDaemonSet,
+			Labels: map[string]string{"app": "kubernetes-nmstate", "component": "kubernetes-nmstate-handler"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "nmstate.io/v1", Kind: "NMState", Name: "nmstate",
 				UID: nmstateCR.GetUID(), Controller: ptr.To(true)}}},
 		Spec: appsv1.DaemonSetSpec{
