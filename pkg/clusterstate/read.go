@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,6 +33,8 @@ var (
 	policiesResource = schema.GroupVersionResource{Group: "nmstate.io", Version: "v1", Resource: "nodenetworkconfigurationpolicies"}
 	crdGVK           = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 	podListGVK       = schema.GroupVersionKind{Version: "v1", Kind: "PodList"}
+
+	serviceAccountListGVK = schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccountList"}
 )
 
 // Readers are what Read reads with.
@@ -71,6 +74,11 @@ func Read(ctx context.Context, r Readers) nmstate.State {
 	}
 	if s.Installed, s.HandlerOn, err = installedUnlessDeployed(ctx, r.Live, s.Handler); err != nil {
 		errs = append(errs, err)
+	}
+	if s.Installed {
+		if err := readAccounts(ctx, r.Workloads, &s); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	// With both workloads gone, what is left of their pods holds up the
 	// removal of their accounts and RBAC. Only then is it counted, and only
@@ -120,6 +128,42 @@ func ReadWorkloads(ctx context.Context, c client.Reader, s *nmstate.State) error
 		return fmt.Errorf("reading the webhook Deployment: %w", err)
 	}
 	s.WorkloadsKnown = true
+	return nil
+}
+
+// readAccounts reads into s the workloads' ServiceAccounts and what each
+// workload is stamped with (nmstate.Accounts): one list of the accounts'
+// metadata in nmstate.Namespace, and the metrics Deployment; the handler
+// and the webhook are in s already (ReadWorkloads).
+func readAccounts(ctx context.Context, c client.Reader, s *nmstate.State) error {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(serviceAccountListGVK)
+	// The plugin renders three; the limit bounds the read whatever else
+	// carries its label there.
+	if err := c.List(ctx, list, client.InNamespace(nmstate.Namespace), client.HasLabels{nmstate.OwnerLabel}, client.Limit(10)); err != nil {
+		return fmt.Errorf("listing the service accounts in %s: %w", nmstate.Namespace, err)
+	}
+	acc := nmstate.Accounts{Accounts: map[string]nmstate.Stamped{}, Workloads: map[string]nmstate.Stamped{}}
+	for _, sa := range list.Items {
+		acc.Accounts[sa.Name] = nmstate.Stamped{UID: sa.UID, Created: sa.CreationTimestamp.Time}
+	}
+	stamped := func(o metav1.Object, template metav1.ObjectMeta) {
+		acc.Workloads[o.GetName()] = nmstate.Stamped{UID: types.UID(template.Annotations[nmstate.AccountUIDAnnotation]), Created: o.GetCreationTimestamp().Time}
+	}
+	if s.Handler != nil {
+		stamped(s.Handler, s.Handler.Spec.Template.ObjectMeta)
+	}
+	if s.Webhook != nil {
+		stamped(s.Webhook, s.Webhook.Spec.Template.ObjectMeta)
+	}
+	metrics := &appsv1.Deployment{}
+	switch err := c.Get(ctx, client.ObjectKey{Namespace: nmstate.Namespace, Name: nmstate.MetricsDeployment}, metrics); {
+	case err == nil:
+		stamped(metrics, metrics.Spec.Template.ObjectMeta)
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading the metrics Deployment: %w", err)
+	}
+	s.Accounts = acc
 	return nil
 }
 

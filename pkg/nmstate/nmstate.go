@@ -45,9 +45,11 @@ type Result struct {
 	// release no longer renders is no current pod's.
 	WorkloadsRemain bool
 	// RecheckAfter is RemovalRecheck while the plugin's own workloads are
-	// removed and their last pods end (State.Pods), zero otherwise: their
-	// ending changes nothing a consumer watches, and their accounts and
-	// RBAC go only once it looks again.
+	// removed and their last pods end (State.Pods): their ending changes
+	// nothing a consumer watches, and their accounts and RBAC go only once
+	// it looks again. It is AccountRecheck while a workload's account is
+	// missing: the apply creates it, and the next sync stamps its UID on the
+	// workload (stampAccounts). Zero otherwise.
 	RecheckAfter time.Duration
 }
 
@@ -67,9 +69,13 @@ func Render(in Input) Result {
 	c := newCluster(in)
 	d := decideWithCarryOver(cfg, c)
 	objs, err := renderObjects(d, newRenderParams(cfg, c, in.Images), in.ManifestDir)
+	held := d.Enabled && stampAccounts(objs, in.State.Accounts)
 	res := Result{Decision: d, Objects: objs, Err: err, WorkloadsRemain: !d.Enabled && in.State.WorkloadsRemain()}
-	if res.WorkloadsRemain && in.State.removing() {
+	switch {
+	case res.WorkloadsRemain && in.State.removing():
 		res.RecheckAfter = RemovalRecheck
+	case held:
+		res.RecheckAfter = AccountRecheck
 	}
 	return res
 }

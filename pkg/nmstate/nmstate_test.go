@@ -155,7 +155,10 @@ func TestRenderWorkloadsRemain(t *testing.T) {
 		{"off, both gone, 3 pods ending", disabled, State{Installed: true, Pods: 3}, true, RemovalRecheck},
 		{"off, the handler adopted by another manager", disabled, State{Installed: true, Handler: adopted, Pods: -1}, true, 0},
 		{"off, the handler held by a finalizer", disabled, State{Installed: true, Handler: finalized, Pods: -1}, true, 0},
-		{"on", nil, State{Installed: true, Handler: ownHandler, Webhook: webhook, Pods: -1}, false, 0},
+		{"on", nil, State{Installed: true, Handler: ownHandler, Webhook: webhook, Pods: -1, Accounts: Accounts{Accounts: map[string]Stamped{
+			"nmstate-handler": {UID: "h"}, "nmstate-webhook": {UID: "w"}, "nmstate-metrics": {UID: "m"}}}}, false, 0},
+		{"on, an account missing", nil, State{Installed: true, Handler: ownHandler, Webhook: webhook, Pods: -1, Accounts: Accounts{Accounts: map[string]Stamped{
+			"nmstate-handler": {UID: "h"}, "nmstate-webhook": {UID: "w"}}}}, false, AccountRecheck},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,6 +42,10 @@ type State struct {
 	// only where the plugin was installed (0 where it was not); -1 when a
 	// workload was there, so they were not counted.
 	Pods int
+	// Accounts are the workloads and their ServiceAccounts as stampAccounts
+	// reads them; read only where the plugin was installed, since none
+	// exists elsewhere.
+	Accounts Accounts
 	// Err joins every read that failed. Render then renders nothing, so
 	// that what is deployed stays as it is.
 	Err error

@@ -82,9 +82,10 @@ func TestClusterStateReadBounded(t *testing.T) {
 		lists++
 		assert.Contains(t, e.RequestURI, "limit=", "an unbounded list: %s", e.RequestURI)
 	}
-	// Each Read lists NMState CRs (a 404 here, which the audit log records
-	// too), policies, operator Deployments and handler DaemonSets.
-	assert.Equal(t, 5*4, lists, "lists made by Read")
+	// Each of the five Reads lists NMState CRs (a 404 here, which the audit
+	// log records too), policies, operator Deployments, handler DaemonSets
+	// and the plugin's ServiceAccounts.
+	assert.Equal(t, 5*5, lists, "lists made by Read")
 }
 
 // A host started beside a CNO that embeds the plugin writes nothing: CNO's
