@@ -76,9 +76,6 @@ func OtherManager(ctx context.Context, reader client.Reader, resources dynamic.I
 		}
 	}
 	operatorRuns := other.Operator != nil && other.Operator.Status.AvailableReplicas > 0
-	if len(crs.Items) > 0 {
-		other.LeftCR = crs.Items[0].GetName()
-	}
 
 	handlers := &metav1.PartialObjectMetadataList{}
 	handlers.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DaemonSetList"))
@@ -103,7 +100,6 @@ func OtherManager(ctx context.Context, reader client.Reader, resources dynamic.I
 		if len(crs.Items) == 1 && crs.GetContinue() == "" {
 			other.StandaloneCR = &crs.Items[0]
 		}
-		other.LeftCR = ""
 	case handler != nil:
 		other.ManagedBy = "whoever deployed DaemonSet " + objectName(handler) + ", a kubernetes-nmstate handler the Cluster Network Operator did not render"
 		other.HandlerName = objectName(handler)
@@ -116,6 +112,9 @@ func OtherManager(ctx context.Context, reader client.Reader, resources dynamic.I
 		case !apierrors.IsNotFound(err):
 			return nmstate.Other{}, fmt.Errorf("reading DaemonSet %s: %w", objectName(handler), err)
 		}
+	case len(crs.Items) > 0:
+		// Nothing runs for this CR.
+		other.LeftCR = crs.Items[0].GetName()
 	}
 	if other.ManagedBy != "" || operatorRuns {
 		// Not idle: in charge, or waiting for a CR to deploy anything.

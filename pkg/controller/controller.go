@@ -63,10 +63,11 @@ type Options struct {
 	// DefaultOnGate stands in for the KubernetesNMStateByDefault feature gate.
 	DefaultOnGate bool
 	// RecheckInterval is how often the host looks again without an event
-	// (reads only; it writes nothing when nothing changed): the standalone
-	// operator's signals are not watched (its NMState CRD may not exist, its
-	// Deployment may be in any namespace), and a rollout that stopped moving
-	// must still turn into RolloutHung. 30 seconds by default.
+	// (reads only; it writes nothing when nothing changed): another
+	// manager's handler DaemonSet may be in any namespace, outside the
+	// cache, and a rollout that stopped moving must still turn into
+	// RolloutHung. The standalone operator is watched
+	// (clusterstate.OperatorSource). 30 seconds by default.
 	RecheckInterval time.Duration
 	// Now is the clock for condition times; time.Now by default.
 	Now func() time.Time

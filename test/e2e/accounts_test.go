@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
@@ -84,14 +83,7 @@ func TestRecreatedAccountRollsPods(t *testing.T) {
 	requireRunning(t, handler)
 	k.waitCondition(nmstate.ConditionProgressing, operv1.ConditionFalse, nmstate.ReasonAsExpected)
 
-	var reasons []string
-	for _, e := range history.stop() {
-		if network, ok := e.obj.(*unstructured.Unstructured); ok {
-			if r := conditionsOf(t, network)[nmstate.ConditionProgressing].Reason; len(reasons) == 0 || reasons[len(reasons)-1] != r {
-				reasons = append(reasons, r)
-			}
-		}
-	}
+	reasons := conditionReasons(t, history.stop(), nmstate.ConditionProgressing)
 	assert.Contains(t, reasons, nmstate.ReasonRollingOut, "Progressing never showed the rollout: %v", reasons)
 }
 

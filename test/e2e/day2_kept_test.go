@@ -37,16 +37,16 @@ func (k *cluster) setPlatform(p configv1.PlatformType) {
 	require.NoError(k.t, k.c.Status().Update(k.ctx(), infra))
 }
 
-// availableReasons are the reasons of every KubernetesNMStateAvailable the
-// log saw written, in order, repeats dropped.
-func availableReasons(t *testing.T, events []loggedEvent) []string {
+// conditionReasons are the reasons of every condition typ the log saw
+// written, in order, repeats dropped.
+func conditionReasons(t *testing.T, events []loggedEvent, typ string) []string {
 	var out []string
 	for _, e := range events {
 		network, ok := e.obj.(*unstructured.Unstructured)
 		if !ok {
 			continue
 		}
-		reason := conditionsOf(t, network)[nmstate.ConditionAvailable].Reason
+		reason := conditionsOf(t, network)[typ].Reason
 		if len(out) == 0 || out[len(out)-1] != reason {
 			out = append(out, reason)
 		}
@@ -92,7 +92,7 @@ func TestKeptForPoliciesSurvivesDeletion(t *testing.T) {
 			require.True(t, k.exists(&appsv1.Deployment{}, nmstate.Namespace, nmstate.WebhookDeployment), "the webhook was pruned")
 		})
 	}
-	reasons := availableReasons(t, history.stop())
+	reasons := conditionReasons(t, history.stop(), nmstate.ConditionAvailable)
 	t.Logf("Available meanwhile: %v", reasons)
 	assert.NotContains(t, reasons, nmstate.ReasonPlatformNotDefault, "kubernetes-nmstate was turned off")
 	assert.Equal(t, policy, k.nncpObject("bond0").GetUID(), "the policy is the same object")
@@ -138,7 +138,7 @@ func TestKeptForPoliciesSurvivesFailures(t *testing.T) {
 		inNamespace := strings.Contains(key, " "+nmstate.Namespace+"/") || strings.HasPrefix(key, "Namespace "+nmstate.Namespace+" ")
 		assert.True(t, inNamespace, "a cluster-scoped object was lost: %s", key)
 	}
-	reasons := availableReasons(t, history.stop())
+	reasons := conditionReasons(t, history.stop(), nmstate.ConditionAvailable)
 	t.Logf("Available after the failures: %v", reasons)
 	assert.NotContains(t, reasons, nmstate.ReasonPlatformNotDefault, "kubernetes-nmstate was turned off")
 }
@@ -166,7 +166,7 @@ func TestOwnHandlerWithoutItsLabel(t *testing.T) {
 	// A few more reconciles' worth of time for a wrong decision to show.
 	k.waitCondition(nmstate.ConditionAvailable, operv1.ConditionTrue, nmstate.ReasonPlatformDefault)
 	assert.Empty(t, k.lost(before), "objects deleted or recreated")
-	assert.Equal(t, []string{nmstate.ReasonPlatformDefault}, availableReasons(t, history.stop()))
+	assert.Equal(t, []string{nmstate.ReasonPlatformDefault}, conditionReasons(t, history.stop(), nmstate.ConditionAvailable))
 }
 
 // TestKeptRestoredWhileDisabled: with mode Disabled, the admission policy,

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,9 +96,8 @@ func TestValidationKeptWhileDisabled(t *testing.T) {
 	k := startCluster(t, clusterOption{extraCRDs: []string{nmstatesCRD}})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
-	// The standalone operator's Deployment is not watched: the recheck
-	// finds it, as on a cluster.
-	k.startHost(func(o *controller.Options) { o.RecheckInterval = time.Second })
+	// The standalone operator is watched (clusterstate.OperatorSource).
+	k.startHost()
 	k.waitSnapshot(rendered(t, "", bareMetalHA))
 	k.createPolicy("bond0")
 	k.requireRefused(t)
@@ -290,11 +288,7 @@ func TestFinalizedHandlerThenDisabled(t *testing.T) {
 	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes()})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
-	var offset atomic.Int64
-	k.startHost(func(o *controller.Options) {
-		o.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-		o.RecheckInterval = time.Second
-	})
+	offset := k.startHostWithClock()
 	k.waitOperandsSettled(6, 2)
 	access := k.waitSnapshot(accessOf(rendered(t, "", bareMetalHA)))
 	out, err := k.kubectl("-n", nmstate.Namespace, "patch", "daemonset", nmstate.HandlerDaemonSet, "--type=merge", "-p", `{"metadata":{"finalizers":["`+holdFinalizer+`"]}}`)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,6 +106,19 @@ func assetsDir(t *testing.T) string {
 }
 
 type hostOption func(*controller.Options)
+
+// startHostWithClock runs the host rechecking every second, with a clock
+// the test moves ahead by storing into the offset it returns: a grace that
+// ends sends no event.
+func (k *cluster) startHostWithClock() *atomic.Int64 {
+	k.t.Helper()
+	var offset atomic.Int64
+	k.startHost(func(o *controller.Options) {
+		o.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+		o.RecheckInterval = time.Second
+	})
+	return &offset
+}
 
 // startHost runs the plugin host against the cluster until the test ends.
 func (k *cluster) startHost(opts ...hostOption) *controller.Reconciler {

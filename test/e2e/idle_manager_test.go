@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,13 +31,7 @@ func TestIdleOperatorKeepsHandler(t *testing.T) {
 	k := startCluster(t, clusterOption{nodes: devcluster.BareMetalNodes(), extraCRDs: []string{nmstatesCRD}})
 	k.createInfrastructure(configv1.BareMetalPlatformType, ha, ha)
 	k.createNetwork(nil)
-	var offset atomic.Int64
-	// The host watches neither CRs nor Deployments outside its namespace:
-	// its recheck finds them.
-	k.startHost(func(o *controller.Options) {
-		o.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-		o.RecheckInterval = time.Second
-	})
+	offset := k.startHostWithClock()
 	k.waitOperandsSettled(6, 2)
 	deployed := k.waitSnapshot(rendered(t, "", bareMetalHA))
 
