@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hack/controller-mutants.sh: hand-made mutants of the host's safety rules in
-# pkg/controller and of run's leader election, each run against the
+# pkg/controller and pkg/prune and of run's leader election, each run against the
 # end-to-end tests that guard it (a real kube-apiserver and etcd from bin/).
 # A mutant is killed when those tests fail, and the tests that failed pass
 # again on the unmutated code: a test that fails there too is flaky, which
@@ -19,8 +19,8 @@ trap 'rm -rf "$work"' EXIT
 mutants=(
 	"skip the watches on owned objects~pkg/controller/controller.go~b = b.Watches(obj, enqueueSingle)~_ = obj~TestHandlerRestored"
 	"drop the owner-reference exemption from pruning~pkg/controller/prune.go~if len(item.GetOwnerReferences()) > 0 {~if false {~TestPruneNoLongerRendered"
-	"keep the host's labels and fields on adopted objects~pkg/controller/prune.go~if err := r.release(ctx, gvk, item); err != nil {~if err := error(nil); err != nil {~TestPruneNoLongerRendered|TestHandoverFromRealOperatorNamespaces"
-	"prune CRDs like any other kind~pkg/controller/prune.go~&networkingv1.NetworkPolicy{},~&networkingv1.NetworkPolicy{}, &apiextensionsv1.CustomResourceDefinition{},~TestPruneNoLongerRendered"
+	"keep the host's labels and fields on adopted objects~pkg/prune/prune.go~if err := release(ctx, c, gvk, item, opts.FieldManager); err != nil {~if err := error(nil); err != nil {~TestPruneNoLongerRendered|TestHandoverFromRealOperatorNamespaces"
+	"prune CRDs like any other kind~pkg/prune/kinds.go~&networkingv1.NetworkPolicy{},~&networkingv1.NetworkPolicy{}, &apiextensionsv1.CustomResourceDefinition{},~TestPruneNoLongerRendered"
 	"write the status on every reconcile~pkg/controller/status.go~if conditionsUnchanged(previous, conditions) {~if false && conditionsUnchanged(previous, conditions) {~TestIdleReconcilesWriteNothing"
 	"run without leader election~cmd/cno-nmstate/host.go~LeaderElection:             true,~LeaderElection:             false,~TestRunOneWriter"
 	"apply on every reconcile~pkg/controller/apply.go~if !r.opts.ApplyEveryReconcile {~if false {~TestIdleReconcilesWriteNothing"

@@ -30,6 +30,7 @@ import (
 	"github.com/cno-nmstate/cno-nmstate/pkg/clusterstate"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+	"github.com/cno-nmstate/cno-nmstate/pkg/prune"
 )
 
 // demoImage is what image-references names; the simulated nodes pull no
@@ -250,7 +251,7 @@ func waitFor(ctx context.Context, cond func() (bool, error)) error {
 // ownedObjects lists what carries the plugin's label, as "Kind namespace/name".
 func ownedObjects(ctx context.Context, c client.Client) ([]string, error) {
 	var out []string
-	for _, typ := range controller.OwnedTypes() {
+	for _, typ := range prune.OwnedTypes() {
 		gvk, err := c.GroupVersionKindFor(typ)
 		if err != nil {
 			return nil, err

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/prune"
 )
 
 // apply server-side applies obj unless this host already applied exactly
@@ -62,8 +64,8 @@ func contentHash(obj *unstructured.Unstructured) (string, error) {
 // does not exist.
 func (r *Reconciler) cachedResourceVersion(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
 	var live client.Object
-	if obj.GroupVersionKind().GroupVersion() == MonitoringGroupVersion {
-		live = metadataOnly(obj.GroupVersionKind())
+	if obj.GroupVersionKind().GroupVersion() == prune.MonitoringGroupVersion {
+		live = prune.MetadataOnly(obj.GroupVersionKind())
 	} else {
 		typed, err := r.client.Scheme().New(obj.GroupVersionKind())
 		if err != nil {

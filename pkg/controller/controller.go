@@ -31,6 +31,7 @@ import (
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/clusterstate"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+	"github.com/cno-nmstate/cno-nmstate/pkg/prune"
 )
 
 const (
@@ -131,7 +132,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*Reconciler, error) {
 		Named("kubernetes-nmstate").
 		For(network, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == clusterName }))).
 		Watches(&configv1.Infrastructure{}, enqueueSingle)
-	for _, obj := range OwnedTypes() {
+	for _, obj := range prune.OwnedTypes() {
 		b = b.Watches(obj, enqueueSingle)
 	}
 	operator, err := clusterstate.OperatorSource(mgr.GetConfig(), enqueueSingle)
@@ -237,5 +238,8 @@ func (r *Reconciler) sync(ctx context.Context, network *unstructured.Unstructure
 	if len(errs) > 0 {
 		return res, errors.Join(errs...)
 	}
-	return res, r.prune(ctx, res.Objects, res.WorkloadsRemain)
+	// The host lists from its cache, which holds every object with the
+	// owner label anyway: it prunes on every sync.
+	_, err := prune.Prune(ctx, r.client, res.Objects, res.WorkloadsRemain, prune.Options{FieldManager: FieldManager})
+	return res, err
 }

@@ -1,9 +1,6 @@
 package nmstate
 
 import (
-	"slices"
-	"strings"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -17,8 +14,8 @@ const (
 	// PruneKeep: never deleted (KeptOnDisable names it), or not the
 	// plugin's to delete (it lacks the owner label).
 	PruneKeep
-	// PruneLater: kept for now and looked at again on the next pass; the
-	// plugin could not render this time, or the object could not be read.
+	// PruneLater: kept for now and looked at again on the next pass: a
+	// service account or RBAC object while workloads remain.
 	PruneLater
 	// PruneAdopted: another controller took it over (the standalone
 	// operator deploys under the same names); it is that controller's.
@@ -26,39 +23,15 @@ const (
 )
 
 func (a PruneAction) String() string {
-	return [...]string{"delete", "keep", "keep until rendered again", "adopted by another controller"}[a]
-}
-
-// MayBeRendered reports whether an object of that group, kind, namespace and
-// name could be one the plugin renders: everything namespaced is in
-// Namespace but the handler's events Role and RoleBinding in "default"
-// (upstream's handler records events there), and every cluster-scoped name
-// starts with "nmstate" or "nncp-" or is an nmstate.io CRD (TestMayBeRenderedCoversEveryObject holds the
-// templates to it). A consumer that prunes by a list of references, as CNO's
-// status manager does, reads only these: the others are not the plugin's.
-func MayBeRendered(group, kind, namespace, name string) bool {
-	switch {
-	case namespace != "":
-		return namespace == Namespace || strings.HasPrefix(name, "nmstate")
-	case group == "" && kind == "Namespace":
-		return name == Namespace
-	case group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition":
-		return strings.HasSuffix(name, ".nmstate.io")
-	}
-	return strings.HasPrefix(name, "nmstate") || strings.HasPrefix(name, "nncp-")
+	return [...]string{"delete", "keep", "keep until the workloads' pods are gone", "adopted by another controller"}[a]
 }
 
 // Unrendered is an object the plugin deployed before and did not render
 // this time, as DecidePrune weighs it.
 type Unrendered struct {
 	Group, Kind, Name string
-	// Live is its metadata as the API server holds it; nil when it is gone.
+	// Live is its metadata as the consumer listed it.
 	Live metav1.Object
-	// ReadFailed: the read of Live failed, so nil says nothing.
-	ReadFailed bool
-	// RenderFailed: the plugin could not render at all (bad input, a failed
-	// read), so nothing it deployed may go.
-	RenderFailed bool
 	// WorkloadsRemain is Result.WorkloadsRemain: a service account or RBAC
 	// object waits until no workload or pod is left that may run under it.
 	WorkloadsRemain bool
@@ -76,41 +49,17 @@ type Unrendered struct {
 // controller's too, and a consumer that marks what it applies (the host's
 // labels and fields) releases it rather than keeping its marks on it.
 func DecidePrune(u Unrendered) PruneAction {
-	if u.Live != nil {
-		if owner := metav1.GetControllerOf(u.Live); owner != nil && (u.OwnController == nil || !u.OwnController(*owner)) {
-			return PruneAdopted
-		}
+	if owner := metav1.GetControllerOf(u.Live); owner != nil && (u.OwnController == nil || !u.OwnController(*owner)) {
+		return PruneAdopted
 	}
-	if action, ok := PruneWithoutReading(u); ok {
-		return action
-	}
-	if u.ReadFailed {
+	_, owned := u.Live.GetLabels()[OwnerLabel]
+	switch {
+	case !owned, KeptOnDisable(u.Group, u.Kind, u.Name):
+		return PruneKeep
+	case u.WorkloadsRemain && grantsAccess(u.Group, u.Kind):
 		return PruneLater
 	}
-	if u.Live == nil {
-		return PruneDelete // already gone: nothing to lose
-	}
-	if _, owned := u.Live.GetLabels()[OwnerLabel]; !owned {
-		return PruneKeep
-	}
 	return PruneDelete
-}
-
-// PruneWithoutReading is DecidePrune's answer when the object as the API
-// server holds it cannot change it, for a consumer that keeps an adopted
-// object as it keeps any other (CNO's status manager does): such a consumer
-// then makes no read, and leaves u.Live unset. What KeptOnDisable names is
-// kept, nothing goes while the plugin could not render, and a service
-// account or RBAC object waits while workloads remain. ok is false when only
-// the live object tells.
-func PruneWithoutReading(u Unrendered) (action PruneAction, ok bool) {
-	switch {
-	case KeptOnDisable(u.Group, u.Kind, u.Name):
-		return PruneKeep, true
-	case u.RenderFailed, u.WorkloadsRemain && grantsAccess(u.Group, u.Kind):
-		return PruneLater, true
-	}
-	return PruneDelete, false
 }
 
 // grantsAccess reports whether objects of the kind give the workloads' pods
@@ -130,16 +79,4 @@ func grantsAccess(group, kind string) bool {
 // host sets none. Any other controller took the object over.
 func IsOperatorConfig(ref metav1.OwnerReference) bool {
 	return ref.Kind == "Network" && ref.APIVersion == "operator.openshift.io/v1"
-}
-
-// KeepOutOfRelatedObjects reports whether a consumer that prunes by its list
-// of related objects (CNO's status manager) must leave this one out of that
-// list: the nmstate.io CRDs, whose deletion deletes every user's policy.
-// Such a consumer deletes whatever it listed before and no longer renders;
-// a version of it that does not know kubernetes-nmstate (a downgrade to a
-// CNO without it) would so delete the CRDs, and the policies with them.
-// Unlisted, no version of the consumer ever deletes them. group and
-// resource are an ObjectReference's (the plural resource, not the kind).
-func KeepOutOfRelatedObjects(group, resource, name string) bool {
-	return group == "apiextensions.k8s.io" && resource == "customresourcedefinitions" && slices.Contains(crdNames, name)
 }

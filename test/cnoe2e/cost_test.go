@@ -80,7 +80,7 @@ func TestWhatThePatchCosts(t *testing.T) {
 	assert.Zero(t, f.IdleMinuteExtra, "the patched CNO with the gate off sent what the pristine one did not: %v", extraKeys)
 	assert.Zero(t, f.GateOffConditions, "KubernetesNMState* conditions with the gate off: %s", e.describeConditions())
 	assert.Zero(t, f.GateOff.NMState, "requests for kubernetes-nmstate with the gate off")
-	assert.Empty(t, e.nmstateObjects(), "kubernetes-nmstate's related objects with the gate off")
+	assert.Empty(t, e.nmstateObjects(), "kubernetes-nmstate's objects with the gate off")
 
 	e.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Disabled"}}}`)
 	require.NoError(t, devcluster.SetFeatureGates(e.ctx(), e.c, devcluster.CNOCluster{ReleaseVersion: releaseVersion, Tree: bins.tree, EnabledGates: gates}))

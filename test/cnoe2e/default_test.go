@@ -163,7 +163,7 @@ func TestOptInOnAWS(t *testing.T) {
 	e.reconciled()
 	assert.False(t, e.exists(&appsv1.DaemonSet{}, nmstate.Namespace, nmstate.HandlerDaemonSet), "no handler while off")
 	assert.False(t, e.exists(&apiextensionsv1.CustomResourceDefinition{}, "", nmstate.PoliciesCRD), "no CRD while off")
-	assert.Empty(t, e.nmstateObjects(), "no kubernetes-nmstate object among CNO's related objects while off")
+	assert.Empty(t, e.nmstateObjects(), "no kubernetes-nmstate object while off")
 
 	began := time.Now()
 	e.patchNetwork(`{"spec":{"kubernetesNMState":{"mode":"Enabled"}}}`)

@@ -15,14 +15,18 @@ import (
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+	"github.com/cno-nmstate/cno-nmstate/pkg/prune"
 )
 
 // holdFinalizer is the tests' own finalizer: it keeps an object, and so
@@ -39,36 +43,35 @@ func (o object) String() string {
 	return fmt.Sprintf("%s/%s %s/%s", o.gvk.Group, o.gvk.Kind, o.namespace, o.name)
 }
 
-// nmstateObjects are the objects clusteroperator/network lists as related
-// that belong to kubernetes-nmstate (its owner label, or its Namespace),
-// and its CRDs, with their UIDs: what CNO deployed for it.
+// nmstateObjects are the objects of kubernetes-nmstate on the server (its
+// owner label), with their UIDs: what CNO deployed for it. None of them may
+// be among clusteroperator/network's related objects: a CNO downgraded to
+// a version without kubernetes-nmstate would delete those.
 func (e *env) nmstateObjects() map[object]types.UID {
 	e.t.Helper()
 	co := &configv1.ClusterOperator{}
 	require.NoError(e.t, e.c.Get(e.ctx(), client.ObjectKey{Name: "network"}, co))
-	out := map[object]types.UID{}
+	related := map[string]bool{}
 	for _, ref := range co.Status.RelatedObjects {
-		gvks, err := e.c.RESTMapper().KindsFor(schema.GroupVersionResource{Group: ref.Group, Resource: ref.Resource})
-		if err != nil || len(gvks) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvks[0])
-		if err := e.c.Get(e.ctx(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
-			continue
-		}
-		if _, owned := u.GetLabels()[nmstate.OwnerLabel]; owned || (gvks[0].Kind == "Namespace" && ref.Name == nmstate.Namespace) {
-			out[object{gvks[0], ref.Namespace, ref.Name}] = u.GetUID()
-		}
+		related[ref.Group+"/"+ref.Namespace+"/"+ref.Name] = true
 	}
-	// The CRDs are deployed but never related (nmstate.KeepOutOfRelatedObjects).
-	for _, name := range nmstate.CRDNames() {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if e.exists(crd, "", name) {
-			if _, related := out[object{crdGVK, "", name}]; related {
-				e.t.Errorf("CRD %s is among CNO's related objects", name)
+	out := map[object]types.UID{}
+	for _, typ := range prune.OwnedTypes() {
+		gvk, err := apiutil.GVKForObject(typ, e.c.Scheme())
+		require.NoError(e.t, err)
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		err = e.c.List(e.ctx(), list, client.HasLabels{nmstate.OwnerLabel})
+		if meta.IsNoMatchError(err) {
+			continue // no monitoring stack
+		}
+		require.NoError(e.t, err, "listing %s", gvk.Kind)
+		for _, item := range list.Items {
+			o := object{gvk, item.Namespace, item.Name}
+			out[o] = item.UID
+			if related[gvk.Group+"/"+item.Namespace+"/"+item.Name] {
+				e.t.Errorf("%s is among CNO's related objects", o)
 			}
-			out[object{crdGVK, "", name}] = crd.UID
 		}
 	}
 	return out

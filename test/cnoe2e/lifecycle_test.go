@@ -120,15 +120,16 @@ func deployedOnBareMetal(t *testing.T, o options) (*env, map[object]types.UID, t
 	return e, deployed, policy
 }
 
-// TestDisable (scenario e): mode Disabled; CNO's own pruning (its status
-// manager deleting related objects no longer rendered) removes the handler
-// and the webhook and keeps the CRDs, the Namespace, the admission policy,
-// the reader role and every policy.
+// TestDisable (scenario e): mode Disabled; CNO's pruning of
+// kubernetes-nmstate (prune.Schedule: what it deployed, found by its owner
+// label, and no longer renders) removes the handler and the webhook and
+// keeps the CRDs, the Namespace, the admission policy, the reader role and
+// every policy.
 //
 // One handler pod cannot end yet (a finalizer of the test's holds it): the
 // handler's ServiceAccount and ClusterRoleBinding stay while it is there,
 // and Progressing names it. Once it is gone, CNO deletes the account; the
-// proxy has another controller adopt it between CNO's read that decided to
+// proxy has another controller adopt it between CNO's list that decided to
 // prune it and its delete: the delete carries the UID and resourceVersion
 // it was decided on, so the API server refuses it, and the account stays
 // with its new owner.

@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -105,12 +104,14 @@ func (e *env) waitPristineSettled() footprint {
 
 // TestUpgradeThenDowngrade (scenarios h and i): the pristine 2a6a57fef
 // binary runs first; it is then replaced by the patched one (an upgrade):
-// only kubernetes-nmstate's objects, namespace, workloads and conditions
-// appear, nothing of CNO's goes. Then the pristine binary again (a
-// downgrade): it does not know kubernetes-nmstate, so its status manager
-// prunes what the patched CNO listed as related. The nmstate.io CRDs are
-// not listed (nmstate.ListAsRelated), so the users' policies survive; what
-// else is left is logged and documented in docs/cno-integration.md.
+// only kubernetes-nmstate's namespace, workloads and conditions appear,
+// nothing of CNO's goes, and CNO's related objects do not change. Then the
+// pristine binary again (a downgrade): it does not know kubernetes-nmstate,
+// and its status manager prunes every related object it does not render.
+// None of kubernetes-nmstate's objects is related, so it deletes none: the
+// handler keeps running on every node, and the users' policies stay. The
+// KubernetesNMState* conditions stay as the patched CNO last wrote them
+// (docs/cno-integration.md says how an admin removes them, and the rest).
 func TestUpgradeThenDowngrade(t *testing.T) {
 	bins := cnoBinaries(t)
 	e := start(t, options{platform: configv1.BareMetalPlatformType, binary: bins.pristine})
@@ -129,8 +130,8 @@ func TestUpgradeThenDowngrade(t *testing.T) {
 		after = e.footprint()
 		return slices.Contains(after.clusterOperatorConditions, nmstate.ConditionAvailable)
 	}), "the conditions never reached clusteroperator/network: %v", after.clusterOperatorConditions)
+	assert.Equal(t, before.related, after.related, "the upgrade changed CNO's related objects")
 	for name, lists := range map[string][2][]string{
-		"related objects":                    {before.related, after.related},
 		"operator config conditions":         {before.operatorConditions, after.operatorConditions},
 		"clusteroperator/network conditions": {before.clusterOperatorConditions, after.clusterOperatorConditions},
 		"namespaces":                         {before.namespaces, after.namespaces},
@@ -144,44 +145,44 @@ func TestUpgradeThenDowngrade(t *testing.T) {
 		}
 	}
 	policy := e.createPolicy("keep-me")
-	crds := map[string]string{}
-	for _, n := range nmstate.CRDNames() {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		require.True(t, e.exists(crd, "", n))
-		crds[n] = string(crd.UID)
-	}
+	deployed := e.nmstateObjects()
+	require.NotEmpty(t, deployed)
+	handlerPods := e.handlerPods()
+	require.NotEmpty(t, handlerPods)
 
-	// The downgrade.
-	began = time.Now()
+	// The downgrade: two whole reconciles of the pristine CNO, each with its
+	// status manager's pruning pass.
 	require.NoError(t, e.cno.Restart(bins.pristine))
-	var down footprint
-	pruned := waitFor(4*time.Minute, func() bool {
-		e.reconciled()
-		down = e.footprint()
-		return !slices.ContainsFunc(down.related, isNMState)
-	})
-	require.True(t, pruned, "the pristine CNO still relates kubernetes-nmstate's objects: %v", down.related)
-	e.reconciled() // its pruning deletes in the background
-	down = e.footprint()
-	figure(t, "downgrade to kubernetes-nmstate unrelated: %s", time.Since(began).Round(100*time.Millisecond))
-	t.Logf("after the downgrade: namespaces %v", added(before.namespaces, down.namespaces))
-	t.Logf("after the downgrade: workloads %v", added(before.workloads, down.workloads))
-	t.Logf("after the downgrade: operator config conditions %v", added(before.operatorConditions, down.operatorConditions))
-	for n, uid := range crds {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		require.True(t, e.exists(crd, "", n), "the downgrade deleted CRD %s", n)
-		assert.Equal(t, uid, string(crd.UID), "CRD %s was replaced", n)
-		assert.Nil(t, crd.DeletionTimestamp, "CRD %s is being deleted", n)
-	}
+	e.reconciled()
+	e.reconciled()
+	down := e.footprint()
+	assert.Equal(t, before.related, down.related, "the downgraded CNO's related objects")
+	assert.Empty(t, e.missing(deployed), "the downgrade deleted kubernetes-nmstate's objects")
+	assert.Equal(t, handlerPods, e.handlerPods(), "the handler pods after the downgrade")
 	p := &unstructured.Unstructured{}
 	p.SetGroupVersionKind(policyGVK)
 	require.True(t, e.exists(p, "", "keep-me"), "the downgrade lost the user's policy")
 	assert.Equal(t, policy, p.GetUID())
+	t.Logf("after the downgrade: %d objects of kubernetes-nmstate, handler pods %d, workloads %v", len(deployed), len(handlerPods), added(before.workloads, down.workloads))
 	for _, c := range e.operatorConditions() {
 		if strings.HasPrefix(c.Type, "KubernetesNMState") {
 			t.Logf("left on the operator config by the patched CNO: %s=%s/%s %q", c.Type, c.Status, c.Reason, c.Message)
 		}
 	}
+}
+
+// handlerPods are the running handler pods, by name, with their UIDs.
+func (e *env) handlerPods() map[string]string {
+	e.t.Helper()
+	pods := &corev1.PodList{}
+	require.NoError(e.t, e.c.List(e.ctx(), pods, client.InNamespace(nmstate.Namespace), client.MatchingLabels{"component": "kubernetes-nmstate-handler"}))
+	out := map[string]string{}
+	for _, pod := range pods.Items {
+		if pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil {
+			out[pod.Name] = string(pod.UID)
+		}
+	}
+	return out
 }
 
 // TestRunBeside (scenario j): `cno-nmstate run`, this project's own host,

@@ -35,8 +35,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
-	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
+	"github.com/cno-nmstate/cno-nmstate/pkg/prune"
 )
 
 // A policy that uses one nmstate feature the metrics count
@@ -106,7 +106,7 @@ func TestMetricsScrape(t *testing.T) {
 	k.waitSnapshot(objs)
 	var sm, rule *unstructured.Unstructured
 	for _, obj := range objs {
-		if obj.GroupVersionKind().GroupVersion() != controller.MonitoringGroupVersion {
+		if obj.GroupVersionKind().GroupVersion() != prune.MonitoringGroupVersion {
 			continue
 		}
 		// The generated CRDs' schemas keep every field the plugin sets: a

@@ -1,4 +1,4 @@
-package controller
+package prune
 
 import (
 	"testing"
@@ -6,8 +6,11 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
@@ -16,8 +19,7 @@ import (
 // Every kind the bindata renders must be watched and either prunable or
 // kept: a kind in neither would be left behind forever once no longer rendered.
 func TestEveryRenderedKindIsPrunableOrKept(t *testing.T) {
-	scheme, err := NewScheme()
-	require.NoError(t, err)
+	scheme := newScheme(t)
 	known := map[schema.GroupKind]string{}
 	for _, obj := range prunable {
 		gvk, err := apiutil.GVKForObject(obj, scheme)
@@ -48,7 +50,17 @@ func TestEveryRenderedKindIsPrunableOrKept(t *testing.T) {
 				continue // watched metadata only: no Go type needed
 			}
 			_, err := scheme.New(obj.GroupVersionKind())
-			assert.NoError(t, err, "%s has no Go type in the host's scheme, so it cannot be read from the cache", gk)
+			assert.NoError(t, err, "%s has no Go type in the scheme, so it cannot be listed typed", gk)
 		}
 	}
+}
+
+// newScheme has the kinds the bindata renders, as the host's and CNO's
+// schemes do.
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(s))
+	require.NoError(t, apiextensionsv1.AddToScheme(s))
+	return s
 }
