@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -250,24 +251,13 @@ func waitFor(ctx context.Context, cond func() (bool, error)) error {
 
 // ownedObjects lists what carries the plugin's label, as "Kind namespace/name".
 func ownedObjects(ctx context.Context, c client.Client) ([]string, error) {
+	owned, err := prune.Owned(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for _, typ := range prune.OwnedTypes() {
-		gvk, err := c.GroupVersionKindFor(typ)
-		if err != nil {
-			return nil, err
-		}
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := c.List(ctx, list, client.HasLabels{nmstate.OwnerLabel}); err != nil {
-			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
-		}
-		for _, item := range list.Items {
-			name := item.Name
-			if item.Namespace != "" {
-				name = item.Namespace + "/" + name
-			}
-			out = append(out, gvk.Kind+" "+name)
-		}
+	for _, obj := range owned {
+		out = append(out, obj.Kind+" "+klog.KObj(&obj).String())
 	}
 	sort.Strings(out)
 	return out, nil

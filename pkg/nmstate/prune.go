@@ -29,7 +29,7 @@ func (a PruneAction) String() string {
 // Unrendered is an object the plugin deployed before and did not render
 // this time, as DecidePrune weighs it.
 type Unrendered struct {
-	Group, Kind, Name string
+	Group, Kind string
 	// Live is its metadata as the consumer listed it.
 	Live metav1.Object
 	// WorkloadsRemain is Result.WorkloadsRemain: a service account or RBAC
@@ -54,7 +54,7 @@ func DecidePrune(u Unrendered) PruneAction {
 	}
 	_, owned := u.Live.GetLabels()[OwnerLabel]
 	switch {
-	case !owned, KeptOnDisable(u.Group, u.Kind, u.Name):
+	case !owned, KeptOnDisable(u.Group, u.Kind, u.Live.GetName()):
 		return PruneKeep
 	case u.WorkloadsRemain && grantsAccess(u.Group, u.Kind):
 		return PruneLater

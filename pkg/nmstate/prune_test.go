@@ -61,7 +61,7 @@ func TestDecidePrune(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := DecidePrune(Unrendered{Group: tt.group, Kind: tt.kind, Name: tt.live.Name, Live: tt.live,
+			got := DecidePrune(Unrendered{Group: tt.group, Kind: tt.kind, Live: tt.live,
 				WorkloadsRemain: tt.workloadsRemain, OwnController: isNetwork})
 			assert.Equal(t, tt.want, got, "got %s, want %s", got, tt.want)
 		})

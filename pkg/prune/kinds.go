@@ -11,6 +11,9 @@
 package prune
 
 import (
+	"context"
+	"fmt"
+
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,9 +21,12 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
 )
 
 // prunable lists every kind the bindata may render, with the Go type it is
@@ -62,4 +68,30 @@ var kept = []client.Object{&apiextensionsv1.CustomResourceDefinition{}, &corev1.
 // host watches, and where to look for objects carrying nmstate.OwnerLabel.
 func OwnedTypes() []client.Object {
 	return append(append([]client.Object{}, prunable...), kept...)
+}
+
+// Owned lists the metadata of every object that carries nmstate.OwnerLabel,
+// of every kind in OwnedTypes, each with its own kind set: what the plugin
+// deployed. A kind that is not served (no monitoring stack) has none.
+func Owned(ctx context.Context, c client.Client) ([]metav1.PartialObjectMetadata, error) {
+	var out []metav1.PartialObjectMetadata
+	for _, typ := range OwnedTypes() {
+		gvk, err := c.GroupVersionKindFor(typ)
+		if err != nil {
+			return nil, err
+		}
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		switch err := c.List(ctx, list, client.HasLabels{nmstate.OwnerLabel}); {
+		case meta.IsNoMatchError(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("listing %s: %w", gvk.Kind, err)
+		}
+		for _, item := range list.Items {
+			item.SetGroupVersionKind(gvk)
+			out = append(out, item)
+		}
+	}
+	return out, nil
 }

@@ -73,7 +73,7 @@ func Prune(ctx context.Context, c client.Client, rendered []*unstructured.Unstru
 			if want[key{gvk.GroupKind(), item.GetNamespace(), item.GetName()}] {
 				continue
 			}
-			switch nmstate.DecidePrune(nmstate.Unrendered{Group: gvk.Group, Kind: gvk.Kind, Name: item.GetName(), Live: item,
+			switch nmstate.DecidePrune(nmstate.Unrendered{Group: gvk.Group, Kind: gvk.Kind, Live: item,
 				WorkloadsRemain: workloadsRemain, OwnController: opts.OwnController}) {
 			case nmstate.PruneAdopted:
 				if opts.FieldManager == "" {

@@ -15,13 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/controller"
@@ -55,23 +52,14 @@ func (e *env) nmstateObjects() map[object]types.UID {
 	for _, ref := range co.Status.RelatedObjects {
 		related[ref.Group+"/"+ref.Namespace+"/"+ref.Name] = true
 	}
+	owned, err := prune.Owned(e.ctx(), e.c)
+	require.NoError(e.t, err)
 	out := map[object]types.UID{}
-	for _, typ := range prune.OwnedTypes() {
-		gvk, err := apiutil.GVKForObject(typ, e.c.Scheme())
-		require.NoError(e.t, err)
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		err = e.c.List(e.ctx(), list, client.HasLabels{nmstate.OwnerLabel})
-		if meta.IsNoMatchError(err) {
-			continue // no monitoring stack
-		}
-		require.NoError(e.t, err, "listing %s", gvk.Kind)
-		for _, item := range list.Items {
-			o := object{gvk, item.Namespace, item.Name}
-			out[o] = item.UID
-			if related[gvk.Group+"/"+item.Namespace+"/"+item.Name] {
-				e.t.Errorf("%s is among CNO's related objects", o)
-			}
+	for _, item := range owned {
+		o := object{item.GroupVersionKind(), item.Namespace, item.Name}
+		out[o] = item.UID
+		if related[o.gvk.Group+"/"+item.Namespace+"/"+item.Name] {
+			e.t.Errorf("%s is among CNO's related objects", o)
 		}
 	}
 	return out

@@ -7,9 +7,7 @@ import (
 	operv1 "github.com/openshift/api/operator/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"k8s.io/klog/v2"
 
 	"github.com/cno-nmstate/cno-nmstate/internal/devcluster"
 	"github.com/cno-nmstate/cno-nmstate/pkg/nmstate"
@@ -48,24 +46,14 @@ func TestRemoveAllAfterDowngrade(t *testing.T) {
 	t.Logf("the command removed %d of %d objects of kubernetes-nmstate; the CRDs and the policy stay", len(deployed)-len(left), len(deployed))
 }
 
-// labelled lists every object with the owner label, of every kind the
-// bindata renders, as "Kind namespace/name".
+// labelled lists every object with the owner label, as "Kind namespace/name".
 func (k *cluster) labelled() []string {
 	k.t.Helper()
+	owned, err := prune.Owned(k.ctx(), k.c)
+	require.NoError(k.t, err)
 	var out []string
-	for _, typ := range prune.OwnedTypes() {
-		gvk, err := apiutil.GVKForObject(typ, k.c.Scheme())
-		require.NoError(k.t, err)
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		require.NoError(k.t, k.c.List(k.ctx(), list, client.HasLabels{nmstate.OwnerLabel}), "listing %s", gvk.Kind)
-		for _, item := range list.Items {
-			name := item.Name
-			if item.Namespace != "" {
-				name = item.Namespace + "/" + name
-			}
-			out = append(out, gvk.Kind+" "+name)
-		}
+	for _, obj := range owned {
+		out = append(out, obj.Kind+" "+klog.KObj(&obj).String())
 	}
 	return out
 }
